@@ -1,0 +1,194 @@
+//! Sets of bytes.
+//!
+//! A [`ByteClass`] is a set of byte values stored as a 256-bit set, so equal sets are equal
+//! values (the representation is canonical) and set operations are a few word operations. It
+//! reads and serialises as a sorted list of disjoint, non-adjacent inclusive ranges.
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A set of bytes.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct ByteClass {
+    bits: [u64; 4],
+}
+
+impl ByteClass {
+    /// The empty set.
+    pub const EMPTY: ByteClass = ByteClass { bits: [0; 4] };
+    /// Every byte.
+    pub const ALL: ByteClass = ByteClass {
+        bits: [u64::MAX; 4],
+    };
+
+    /// The set of the bytes in the inclusive range `lo..=hi` (empty when `lo > hi`).
+    pub fn range(lo: u8, hi: u8) -> ByteClass {
+        let mut class = ByteClass::EMPTY;
+        class.add_range(lo, hi);
+        class
+    }
+
+    /// The set holding one byte.
+    pub fn byte(b: u8) -> ByteClass {
+        ByteClass::range(b, b)
+    }
+
+    /// The union of the given inclusive ranges.
+    pub fn from_ranges(ranges: impl IntoIterator<Item = (u8, u8)>) -> ByteClass {
+        let mut class = ByteClass::EMPTY;
+        for (lo, hi) in ranges {
+            class.add_range(lo, hi);
+        }
+        class
+    }
+
+    /// Adds the inclusive range `lo..=hi`; nothing when `lo > hi`.
+    pub fn add_range(&mut self, lo: u8, hi: u8) {
+        for b in lo..=hi {
+            self.insert(b);
+        }
+    }
+
+    /// Adds one byte.
+    pub fn insert(&mut self, b: u8) {
+        self.bits[usize::from(b >> 6)] |= 1 << (b & 63);
+    }
+
+    /// Whether `b` is in the set.
+    pub fn contains(&self, b: u8) -> bool {
+        self.bits[usize::from(b >> 6)] & (1 << (b & 63)) != 0
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.bits == [0; 4]
+    }
+
+    /// The number of bytes in the set.
+    pub fn len(&self) -> usize {
+        self.bits.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// The only byte of a one-byte set.
+    pub fn single_byte(&self) -> Option<u8> {
+        match self.len() {
+            1 => self.iter().next(),
+            _ => None,
+        }
+    }
+
+    /// The union of two sets.
+    pub fn union(&self, other: &ByteClass) -> ByteClass {
+        let mut bits = self.bits;
+        for (w, o) in bits.iter_mut().zip(other.bits) {
+            *w |= o;
+        }
+        ByteClass { bits }
+    }
+
+    /// The intersection of two sets.
+    pub fn intersection(&self, other: &ByteClass) -> ByteClass {
+        let mut bits = self.bits;
+        for (w, o) in bits.iter_mut().zip(other.bits) {
+            *w &= o;
+        }
+        ByteClass { bits }
+    }
+
+    /// The bytes not in the set.
+    pub fn complement(&self) -> ByteClass {
+        ByteClass {
+            bits: self.bits.map(|w| !w),
+        }
+    }
+
+    /// The bytes in the set, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = u8> + '_ {
+        (0..=255u8).filter(|&b| self.contains(b))
+    }
+
+    /// The set as sorted, disjoint, non-adjacent inclusive ranges.
+    pub fn ranges(&self) -> Vec<(u8, u8)> {
+        let mut out: Vec<(u8, u8)> = Vec::new();
+        for b in self.iter() {
+            match out.last_mut() {
+                Some((_, hi)) if u16::from(*hi) + 1 == u16::from(b) => *hi = b,
+                _ => out.push((b, b)),
+            }
+        }
+        out
+    }
+}
+
+impl std::fmt::Debug for ByteClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+impl std::fmt::Display for ByteClass {
+    /// Prints the set as a bracketed class of escaped bytes, e.g. `[0-9a-f\x80-\xbf]`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("[")?;
+        for (lo, hi) in self.ranges() {
+            write_class_byte(f, lo)?;
+            if hi > lo {
+                if hi > lo + 1 {
+                    f.write_str("-")?;
+                }
+                write_class_byte(f, hi)?;
+            }
+        }
+        f.write_str("]")
+    }
+}
+
+fn write_class_byte(f: &mut std::fmt::Formatter<'_>, b: u8) -> std::fmt::Result {
+    match b {
+        b'\\' | b']' | b'[' | b'-' | b'^' => write!(f, "\\{}", b as char),
+        0x21..=0x7e => write!(f, "{}", b as char),
+        _ => write!(f, "\\x{b:02x}"),
+    }
+}
+
+impl Serialize for ByteClass {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.ranges().serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for ByteClass {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let ranges = Vec::<(u8, u8)>::deserialize(deserializer)?;
+        Ok(ByteClass::from_ranges(ranges))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_canonical() {
+        let class = ByteClass::from_ranges([(b'a', b'c'), (b'd', b'f'), (b'0', b'0')]);
+        assert_eq!(class.ranges(), vec![(b'0', b'0'), (b'a', b'f')]);
+        assert_eq!(class.len(), 7);
+        assert_eq!(class.to_string(), "[0a-f]");
+    }
+
+    #[test]
+    fn complement_and_display_escape_specials() {
+        let class = ByteClass::range(0, 0x1f).union(&ByteClass::byte(b'-'));
+        assert_eq!(class.to_string(), r"[\x00-\x1f\-]");
+        assert_eq!(class.complement().len(), 256 - 33);
+        assert!(ByteClass::ALL.complement().is_empty());
+        assert_eq!(ByteClass::range(b'a', b'b').to_string(), "[ab]");
+    }
+
+    #[test]
+    fn serde_round_trip() {
+        let class = ByteClass::from_ranges([(0, 9), (200, 255)]);
+        let json = serde_json::to_string(&class).unwrap();
+        assert_eq!(json, "[[0,9],[200,255]]");
+        assert_eq!(serde_json::from_str::<ByteClass>(&json).unwrap(), class);
+    }
+}

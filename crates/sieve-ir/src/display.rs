@@ -1,0 +1,138 @@
+//! The stable, human-readable text form of the IR, as `sieve ir` prints it.
+//!
+//! One rule a line, in rule-id order, after a `# root: NAME` line. Bodies use GBNF notation
+//! over bytes: `"…"` byte strings (printable ASCII as itself, other bytes as `\xHH`), `[…]`
+//! byte classes, rule names, juxtaposition, `|`, parentheses, and `? * + {m} {m,} {m,n}`.
+//! The output depends only on the grammar's value, never on addresses or hash order.
+
+use std::fmt::{self, Write};
+
+use crate::{Expr, ExprKind, Grammar};
+
+impl fmt::Display for Grammar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "# root: {}", self.rule(self.root()).name())?;
+        for rule in self.rules() {
+            write!(f, "{} ::= ", rule.name())?;
+            write_expr(f, self, rule.body(), Precedence::Choice)?;
+            f.write_char('\n')?;
+        }
+        Ok(())
+    }
+}
+
+impl Grammar {
+    /// The text form of one expression of this grammar (rule references by name).
+    pub fn expr_to_string(&self, expr: &Expr) -> String {
+        let mut out = String::new();
+        write_expr(&mut out, self, expr, Precedence::Choice).expect("writing to a String");
+        out
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Precedence {
+    Choice,
+    Seq,
+    Postfix,
+}
+
+fn write_expr(out: &mut impl Write, g: &Grammar, expr: &Expr, ctx: Precedence) -> fmt::Result {
+    let own = match expr.kind() {
+        ExprKind::Choice(_) => Precedence::Choice,
+        ExprKind::Seq(_) => Precedence::Seq,
+        _ => Precedence::Postfix,
+    };
+    // A repeat inside a repeat also needs parentheses: `(a*)?`.
+    let nested_repeat =
+        ctx == Precedence::Postfix && matches!(expr.kind(), ExprKind::Repeat { .. });
+    let parens = own < ctx || nested_repeat;
+    if parens {
+        out.write_str("(")?;
+    }
+    match expr.kind() {
+        ExprKind::Empty => out.write_str("\"\"")?,
+        ExprKind::Bytes(bytes) => write_bytes(out, bytes)?,
+        ExprKind::Class(class) => write!(out, "{class}")?,
+        ExprKind::Ref(id) => out.write_str(g.rule(*id).name())?,
+        ExprKind::Seq(items) => {
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.write_str(" ")?;
+                }
+                write_expr(out, g, item, Precedence::Seq)?;
+            }
+        }
+        ExprKind::Choice(alts) => {
+            for (i, alt) in alts.iter().enumerate() {
+                if i > 0 {
+                    out.write_str(" | ")?;
+                }
+                write_expr(out, g, alt, Precedence::Seq)?;
+            }
+        }
+        ExprKind::Repeat { item, min, max } => {
+            write_expr(out, g, item, Precedence::Postfix)?;
+            match (*min, *max) {
+                (0, Some(1)) => out.write_str("?")?,
+                (0, None) => out.write_str("*")?,
+                (1, None) => out.write_str("+")?,
+                (m, None) => write!(out, "{{{m},}}")?,
+                (m, Some(n)) if m == n => write!(out, "{{{m}}}")?,
+                (m, Some(n)) => write!(out, "{{{m},{n}}}")?,
+            }
+        }
+    }
+    if parens {
+        out.write_str(")")?;
+    }
+    Ok(())
+}
+
+/// Writes `bytes` as a double-quoted GBNF string literal over bytes.
+pub fn write_bytes(out: &mut impl Write, bytes: &[u8]) -> fmt::Result {
+    out.write_char('"')?;
+    for &b in bytes {
+        match b {
+            b'"' => out.write_str("\\\"")?,
+            b'\\' => out.write_str("\\\\")?,
+            b'\n' => out.write_str("\\n")?,
+            b'\r' => out.write_str("\\r")?,
+            b'\t' => out.write_str("\\t")?,
+            0x20..=0x7e => out.write_char(b as char)?,
+            _ => write!(out, "\\x{b:02x}")?,
+        }
+    }
+    out.write_char('"')
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{ByteClass, Expr, GrammarBuilder};
+
+    #[test]
+    fn prints_with_minimal_parentheses() {
+        let mut b = GrammarBuilder::new();
+        let root = b.declare("root").unwrap();
+        let item = b.declare("item").unwrap();
+        let alt = Expr::choice([Expr::bytes("a\n"), Expr::rule(item)]).unwrap();
+        let body = Expr::seq([
+            Expr::star(alt),
+            Expr::optional(Expr::seq([Expr::bytes("x"), Expr::rule(item)])),
+            Expr::repeat(Expr::bytes("\u{e9}"), 2, Some(5)).unwrap(),
+            Expr::optional(Expr::plus(Expr::bytes("z"))),
+        ]);
+        b.define(root, Expr::choice([body, Expr::empty()]).unwrap());
+        b.define(
+            item,
+            Expr::class(ByteClass::range(b'0', b'9').union(&ByteClass::byte(0xff))).unwrap(),
+        );
+        let g = b.build(root).unwrap();
+        assert_eq!(
+            g.to_string(),
+            "# root: root\n\
+             root ::= (\"a\\n\" | item)* (\"x\" item)? \"\\xc3\\xa9\"{2,5} (\"z\"+)? | \"\"\n\
+             item ::= [0-9\\xff]\n"
+        );
+    }
+}

@@ -1,0 +1,310 @@
+//! Expressions: the bodies of rules.
+//!
+//! An [`Expr`] can only be made through its constructors, which keep these invariants (checked
+//! again by [`crate::verify`]):
+//!
+//! - `Bytes` is non-empty;
+//! - `Class` has at least two bytes (one byte is `Bytes`, none is not an expression);
+//! - `Seq` has at least two items, none of them `Seq` or `Empty`;
+//! - `Choice` has at least two alternatives, none of them `Choice`;
+//! - `Repeat` has `min <= max`, `max >= 1`, bounds other than `{1,1}`, and a non-`Empty` item.
+//!
+//! There is no expression for the empty language: operations that may produce it return
+//! `Option<Expr>`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ByteClass, IrError, RuleId};
+
+/// An expression over bytes and rule references. See the module docs for its invariants.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "ExprKind", into = "ExprKind")]
+pub struct Expr {
+    kind: ExprKind,
+}
+
+/// The shape of an [`Expr`]; read it with [`Expr::kind`].
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum ExprKind {
+    /// The empty string.
+    Empty,
+    /// A non-empty byte string.
+    Bytes(Vec<u8>),
+    /// One byte out of a set of at least two.
+    Class(ByteClass),
+    /// The language of another rule.
+    Ref(RuleId),
+    /// Concatenation of at least two items.
+    Seq(Vec<Expr>),
+    /// Union of at least two alternatives.
+    Choice(Vec<Expr>),
+    /// Between `min` and `max` (unbounded when `None`) repetitions of `item`.
+    Repeat {
+        /// The repeated expression.
+        item: Box<Expr>,
+        /// The least number of repetitions.
+        min: u32,
+        /// The most repetitions, `None` for unbounded.
+        max: Option<u32>,
+    },
+}
+
+impl Expr {
+    /// The empty string.
+    pub fn empty() -> Expr {
+        Expr {
+            kind: ExprKind::Empty,
+        }
+    }
+
+    /// A byte string; `Empty` for an empty one.
+    pub fn bytes(bytes: impl Into<Vec<u8>>) -> Expr {
+        let bytes = bytes.into();
+        if bytes.is_empty() {
+            return Expr::empty();
+        }
+        Expr {
+            kind: ExprKind::Bytes(bytes),
+        }
+    }
+
+    /// One byte out of `class`; `None` for an empty class.
+    pub fn class(class: ByteClass) -> Option<Expr> {
+        if class.is_empty() {
+            return None;
+        }
+        if let Some(b) = class.single_byte() {
+            return Some(Expr::bytes(vec![b]));
+        }
+        Some(Expr {
+            kind: ExprKind::Class(class),
+        })
+    }
+
+    /// A reference to a rule.
+    pub fn rule(id: RuleId) -> Expr {
+        Expr {
+            kind: ExprKind::Ref(id),
+        }
+    }
+
+    /// The concatenation of `items`: nested sequences are flattened and `Empty` items dropped.
+    pub fn seq(items: impl IntoIterator<Item = Expr>) -> Expr {
+        let mut flat = Vec::new();
+        for item in items {
+            match item.kind {
+                ExprKind::Empty => {}
+                ExprKind::Seq(inner) => flat.extend(inner),
+                kind => flat.push(Expr { kind }),
+            }
+        }
+        match flat.len() {
+            0 => Expr::empty(),
+            1 => flat.pop().expect("one item"),
+            _ => Expr {
+                kind: ExprKind::Seq(flat),
+            },
+        }
+    }
+
+    /// The union of `alternatives`, nested choices flattened; `None` when there are none.
+    pub fn choice(alternatives: impl IntoIterator<Item = Expr>) -> Option<Expr> {
+        let mut flat = Vec::new();
+        for alt in alternatives {
+            match alt.kind {
+                ExprKind::Choice(inner) => flat.extend(inner),
+                kind => flat.push(Expr { kind }),
+            }
+        }
+        match flat.len() {
+            0 => None,
+            1 => flat.pop(),
+            _ => Some(Expr {
+                kind: ExprKind::Choice(flat),
+            }),
+        }
+    }
+
+    /// `item` repeated between `min` and `max` times (`None`: unbounded).
+    ///
+    /// `{0,0}` and an `Empty` item give `Empty`; `{1,1}` gives `item`. Fails when `min > max`.
+    pub fn repeat(item: Expr, min: u32, max: Option<u32>) -> Result<Expr, IrError> {
+        if let Some(max) = max {
+            if min > max {
+                return Err(IrError::RepeatBounds { min, max });
+            }
+            if max == 0 {
+                return Ok(Expr::empty());
+            }
+        }
+        if item.is_empty_string() {
+            return Ok(Expr::empty());
+        }
+        if (min, max) == (1, Some(1)) {
+            return Ok(item);
+        }
+        Ok(Expr {
+            kind: ExprKind::Repeat {
+                item: Box::new(item),
+                min,
+                max,
+            },
+        })
+    }
+
+    /// `item?`.
+    pub fn optional(item: Expr) -> Expr {
+        Expr::repeat(item, 0, Some(1)).expect("0 <= 1")
+    }
+
+    /// `item*`.
+    pub fn star(item: Expr) -> Expr {
+        Expr::repeat(item, 0, None).expect("unbounded")
+    }
+
+    /// `item+`.
+    pub fn plus(item: Expr) -> Expr {
+        Expr::repeat(item, 1, None).expect("unbounded")
+    }
+
+    /// The shape of this expression.
+    pub fn kind(&self) -> &ExprKind {
+        &self.kind
+    }
+
+    /// Takes the shape out of this expression.
+    pub fn into_kind(self) -> ExprKind {
+        self.kind
+    }
+
+    /// Whether this is the empty string.
+    pub fn is_empty_string(&self) -> bool {
+        matches!(self.kind, ExprKind::Empty)
+    }
+
+    /// The direct sub-expressions, in order.
+    pub fn children(&self) -> &[Expr] {
+        match &self.kind {
+            ExprKind::Seq(items) | ExprKind::Choice(items) => items,
+            ExprKind::Repeat { item, .. } => std::slice::from_ref(&**item),
+            _ => &[],
+        }
+    }
+
+    /// Calls `f` on every rule this expression references, in order, with repeats.
+    pub fn for_each_ref(&self, f: &mut impl FnMut(RuleId)) {
+        if let ExprKind::Ref(id) = self.kind {
+            f(id);
+        }
+        for child in self.children() {
+            child.for_each_ref(f);
+        }
+    }
+
+    /// The number of nodes in this expression tree.
+    pub fn size(&self) -> usize {
+        1 + self.children().iter().map(Expr::size).sum::<usize>()
+    }
+
+    /// The depth of this expression tree (a leaf has depth 1).
+    pub fn depth(&self) -> usize {
+        1 + self.children().iter().map(Expr::depth).max().unwrap_or(0)
+    }
+
+    /// Rebuilds this expression bottom-up, replacing each reference by `f(id)`.
+    ///
+    /// `f` returning `None` means the referenced rule's language is empty; the result is `None`
+    /// when the whole expression's language becomes empty.
+    pub fn map_refs(&self, f: &mut impl FnMut(RuleId) -> Option<Expr>) -> Option<Expr> {
+        Some(match &self.kind {
+            ExprKind::Ref(id) => return f(*id),
+            ExprKind::Empty | ExprKind::Bytes(_) | ExprKind::Class(_) => self.clone(),
+            ExprKind::Seq(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    out.push(item.map_refs(f)?);
+                }
+                Expr::seq(out)
+            }
+            ExprKind::Choice(alts) => Expr::choice(
+                alts.iter()
+                    .filter_map(|alt| alt.map_refs(f))
+                    .collect::<Vec<_>>(),
+            )?,
+            ExprKind::Repeat { item, min, max } => match item.map_refs(f) {
+                Some(item) => Expr::repeat(item, *min, *max).expect("bounds already valid"),
+                None if *min == 0 => Expr::empty(),
+                None => return None,
+            },
+        })
+    }
+}
+
+impl TryFrom<ExprKind> for Expr {
+    type Error = IrError;
+
+    /// Checks the invariants of one node (its children are already checked).
+    fn try_from(kind: ExprKind) -> Result<Expr, IrError> {
+        let expr = Expr { kind };
+        match crate::verify::check_node(&expr) {
+            Some(problem) => Err(IrError::Invalid(problem)),
+            None => Ok(expr),
+        }
+    }
+}
+
+impl From<Expr> for ExprKind {
+    fn from(expr: Expr) -> ExprKind {
+        expr.kind
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seq_flattens_and_drops_empty() {
+        let a = Expr::bytes("a");
+        let inner = Expr::seq([Expr::bytes("b"), Expr::empty(), Expr::bytes("c")]);
+        let seq = Expr::seq([a, inner, Expr::empty()]);
+        assert_eq!(seq.children().len(), 3);
+        assert_eq!(Expr::seq([Expr::empty()]), Expr::empty());
+        assert_eq!(Expr::seq([Expr::bytes("x")]), Expr::bytes("x"));
+    }
+
+    #[test]
+    fn choice_flattens_and_rejects_none() {
+        assert_eq!(Expr::choice([]), None);
+        let c = Expr::choice([
+            Expr::bytes("a"),
+            Expr::choice([Expr::bytes("b"), Expr::bytes("c")]).unwrap(),
+        ])
+        .unwrap();
+        assert_eq!(c.children().len(), 3);
+    }
+
+    #[test]
+    fn repeat_normalises_trivial_bounds() {
+        let a = Expr::bytes("a");
+        assert_eq!(Expr::repeat(a.clone(), 1, Some(1)).unwrap(), a);
+        assert_eq!(Expr::repeat(a.clone(), 0, Some(0)).unwrap(), Expr::empty());
+        assert_eq!(Expr::repeat(Expr::empty(), 2, None).unwrap(), Expr::empty());
+        assert!(Expr::repeat(a, 3, Some(2)).is_err());
+    }
+
+    #[test]
+    fn class_of_one_byte_is_bytes() {
+        assert_eq!(Expr::class(ByteClass::byte(b'x')), Some(Expr::bytes("x")));
+        assert_eq!(Expr::class(ByteClass::EMPTY), None);
+    }
+
+    #[test]
+    fn deserialising_checks_invariants() {
+        let bad = r#"{"Seq":[{"Bytes":[97]}]}"#;
+        assert!(serde_json::from_str::<Expr>(bad).is_err());
+        let good = r#"{"Seq":[{"Bytes":[97]},{"Bytes":[98]}]}"#;
+        let expr: Expr = serde_json::from_str(good).unwrap();
+        assert_eq!(expr.children().len(), 2);
+    }
+}

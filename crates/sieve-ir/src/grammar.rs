@@ -1,0 +1,271 @@
+//! Grammars: a list of named rules and a root.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{Expr, IrError, RuleId};
+
+/// A named rule.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Rule {
+    name: String,
+    body: Expr,
+}
+
+impl Rule {
+    /// The rule's name, unique in its grammar.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The rule's body.
+    pub fn body(&self) -> &Expr {
+        &self.body
+    }
+}
+
+/// A grammar over bytes: rules whose bodies are [`Expr`]s, and the root rule whose language is
+/// the grammar's.
+///
+/// Invariants (checked by [`crate::verify::verify`], which [`GrammarBuilder::build`] and
+/// deserialisation run): rule names are unique and non-empty, every reference names a rule of
+/// this grammar, the root is one of its rules, and every expression keeps the invariants listed
+/// in [`crate::expr`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "RawGrammar")]
+pub struct Grammar {
+    rules: Vec<Rule>,
+    root: RuleId,
+}
+
+#[derive(Deserialize)]
+struct RawGrammar {
+    rules: Vec<Rule>,
+    root: RuleId,
+}
+
+impl TryFrom<RawGrammar> for Grammar {
+    type Error = IrError;
+
+    fn try_from(raw: RawGrammar) -> Result<Grammar, IrError> {
+        let grammar = Grammar {
+            rules: raw.rules,
+            root: raw.root,
+        };
+        crate::verify::verify(&grammar)
+            .map_err(|problems| IrError::Invalid(problems.join("; ")))?;
+        Ok(grammar)
+    }
+}
+
+impl Grammar {
+    /// The rules, indexed by [`RuleId::index`].
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// The rule with the given id.
+    ///
+    /// # Panics
+    /// When `id` is not from this grammar.
+    pub fn rule(&self, id: RuleId) -> &Rule {
+        &self.rules[id.index()]
+    }
+
+    /// The root rule.
+    pub fn root(&self) -> RuleId {
+        self.root
+    }
+
+    /// Every rule id, ascending.
+    pub fn rule_ids(&self) -> impl ExactSizeIterator<Item = RuleId> + '_ {
+        (0..self.rules.len()).map(|i| RuleId::new(i).expect("checked when built"))
+    }
+
+    /// The rule with the given name.
+    pub fn lookup(&self, name: &str) -> Option<RuleId> {
+        self.rules
+            .iter()
+            .position(|r| r.name == name)
+            .and_then(RuleId::new)
+    }
+
+    /// The total number of expression nodes over all rules.
+    pub fn size(&self) -> usize {
+        self.rules.iter().map(|r| r.body.size()).sum()
+    }
+
+    /// The rules each rule references directly (sorted, without repeats), indexed by rule.
+    pub fn references(&self) -> Vec<Vec<RuleId>> {
+        self.rules
+            .iter()
+            .map(|rule| {
+                let mut refs = Vec::new();
+                rule.body.for_each_ref(&mut |id| refs.push(id));
+                refs.sort();
+                refs.dedup();
+                refs
+            })
+            .collect()
+    }
+
+    /// A builder holding this grammar's rules, to derive a new grammar from it.
+    pub fn to_builder(&self) -> GrammarBuilder {
+        let mut builder = GrammarBuilder::new();
+        for rule in &self.rules {
+            let id = builder
+                .declare(&rule.name)
+                .expect("names are unique in a verified grammar");
+            builder.define(id, rule.body.clone());
+        }
+        builder
+    }
+}
+
+/// Builds a [`Grammar`]: declare rules (so bodies can reference rules defined later), define
+/// their bodies, then [`GrammarBuilder::build`] with the root.
+#[derive(Clone, Debug, Default)]
+pub struct GrammarBuilder {
+    names: Vec<String>,
+    bodies: Vec<Option<Expr>>,
+    by_name: HashMap<String, RuleId>,
+}
+
+impl GrammarBuilder {
+    /// An empty builder.
+    pub fn new() -> GrammarBuilder {
+        GrammarBuilder::default()
+    }
+
+    /// Declares a rule named `name`; fails if the name is taken.
+    pub fn declare(&mut self, name: &str) -> Result<RuleId, IrError> {
+        if self.by_name.contains_key(name) {
+            return Err(IrError::DuplicateRule(name.to_owned()));
+        }
+        let id = RuleId::new(self.names.len()).ok_or(IrError::TooManyRules)?;
+        self.names.push(name.to_owned());
+        self.bodies.push(None);
+        self.by_name.insert(name.to_owned(), id);
+        Ok(id)
+    }
+
+    /// Declares a rule with a new name derived from `base` (`base`, or `base_1`, `base_2`, …).
+    pub fn fresh(&mut self, base: &str) -> Result<RuleId, IrError> {
+        if !self.by_name.contains_key(base) {
+            return self.declare(base);
+        }
+        let mut n = 1usize;
+        loop {
+            let name = format!("{base}_{n}");
+            if !self.by_name.contains_key(&name) {
+                return self.declare(&name);
+            }
+            n += 1;
+        }
+    }
+
+    /// Sets (or replaces) the body of a declared rule.
+    ///
+    /// # Panics
+    /// When `id` was not declared by this builder.
+    pub fn define(&mut self, id: RuleId, body: Expr) {
+        self.bodies[id.index()] = Some(body);
+    }
+
+    /// The id of the rule named `name`.
+    pub fn lookup(&self, name: &str) -> Option<RuleId> {
+        self.by_name.get(name).copied()
+    }
+
+    /// The name of a declared rule.
+    pub fn name(&self, id: RuleId) -> &str {
+        &self.names[id.index()]
+    }
+
+    /// The body of a declared rule, if defined yet.
+    pub fn body(&self, id: RuleId) -> Option<&Expr> {
+        self.bodies[id.index()].as_ref()
+    }
+
+    /// The number of rules declared so far.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether no rule is declared yet.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// Finishes the grammar with the given root; every declared rule must have a body, and the
+    /// result must pass the verifier.
+    pub fn build(self, root: RuleId) -> Result<Grammar, IrError> {
+        let mut rules = Vec::with_capacity(self.names.len());
+        for (name, body) in self.names.into_iter().zip(self.bodies) {
+            match body {
+                Some(body) => rules.push(Rule { name, body }),
+                None => return Err(IrError::UndefinedRule(name)),
+            }
+        }
+        let grammar = Grammar { rules, root };
+        crate::verify::verify(&grammar)
+            .map_err(|problems| IrError::Invalid(problems.join("; ")))?;
+        Ok(grammar)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Grammar {
+        let mut b = GrammarBuilder::new();
+        let root = b.declare("root").unwrap();
+        let item = b.declare("item").unwrap();
+        b.define(root, Expr::plus(Expr::rule(item)));
+        b.define(item, Expr::bytes("ab"));
+        b.build(root).unwrap()
+    }
+
+    #[test]
+    fn builder_rejects_duplicates_and_undefined_rules() {
+        let mut b = GrammarBuilder::new();
+        let root = b.declare("root").unwrap();
+        assert_eq!(
+            b.declare("root"),
+            Err(IrError::DuplicateRule("root".into()))
+        );
+        b.declare("missing").unwrap();
+        b.define(root, Expr::bytes("x"));
+        assert_eq!(b.build(root), Err(IrError::UndefinedRule("missing".into())));
+    }
+
+    #[test]
+    fn fresh_names_are_unique() {
+        let mut b = GrammarBuilder::new();
+        let a = b.fresh("x").unwrap();
+        let c = b.fresh("x").unwrap();
+        let d = b.fresh("x").unwrap();
+        assert_eq!((b.name(a), b.name(c), b.name(d)), ("x", "x_1", "x_2"));
+    }
+
+    #[test]
+    fn serde_round_trip_and_verification() {
+        let grammar = sample();
+        let json = serde_json::to_string(&grammar).unwrap();
+        let back: Grammar = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, grammar);
+        let dangling = json.replace(r#"{"Ref":1}"#, r#"{"Ref":7}"#);
+        assert_ne!(dangling, json);
+        assert!(serde_json::from_str::<Grammar>(&dangling).is_err());
+    }
+
+    #[test]
+    fn references_are_sorted_and_unique() {
+        let grammar = sample();
+        assert_eq!(grammar.references()[0], vec![RuleId::new(1).unwrap()]);
+        assert!(grammar.references()[1].is_empty());
+        assert_eq!(grammar.lookup("item"), RuleId::new(1));
+    }
+}
