@@ -1,0 +1,395 @@
+//! [`Config`], [`Builder`] and what they build: [`GrammarFsms`] of [`RuleAutomaton`]s.
+//!
+//! The pipeline for one grammar:
+//!
+//! 1. **Check and classify** every rule against the normalised-form contract (see
+//!    [`Builder::build`]): a counted repetition becomes [`RuleAutomaton::Counted`]; a regular
+//!    body becomes a Thompson NFA ([`crate::nfa`]).
+//! 2. **Nullability**: a fixpoint over the NFAs; a rule other than the root that derives the
+//!    empty string is an error.
+//! 3. **Per regular rule**: subset construction capped at [`Config::dfa_state_limit`], Hopcroft
+//!    minimisation ([`crate::dfa`]), canonical numbering ([`crate::canonical`]); past the cap,
+//!    the epsilon-free NFA in canonical form instead.
+//! 4. **Hash** every rule ([`crate::hash`]).
+//!
+//! # Invariants
+//!
+//! A [`GrammarFsms`] has one automaton per rule of its grammar, indexed by [`RuleId`]; its
+//! state and edge totals are within the configured limits.
+
+use sieve_ir::{ExprKind, Grammar, RuleId};
+
+use crate::canonical::canonicalize;
+use crate::dfa::{determinize, minimize};
+use crate::error::BuildError;
+use crate::fsm::Fsm;
+use crate::hash::hash_rules;
+use crate::nfa::{accepts_empty, is_regular_repeat, remove_epsilons, thompson, Nfa};
+
+/// Knobs for [`Builder`]. Each documents its default and what raising it costs.
+#[derive(Clone, Debug)]
+pub struct Config {
+    dfa_state_limit: usize,
+    state_limit: usize,
+    edge_limit: usize,
+    minimize: bool,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            dfa_state_limit: 4096,
+            state_limit: 1 << 22,
+            edge_limit: 1 << 24,
+            minimize: true,
+        }
+    }
+}
+
+impl Config {
+    /// The default configuration.
+    pub fn new() -> Config {
+        Config::default()
+    }
+
+    /// The most DFA states the subset construction may create for one rule before giving up
+    /// and keeping the rule's epsilon-free NFA (marked non-deterministic). The effective limit
+    /// of a rule is the larger of this and the size of its Thompson NFA, so a DFA no larger than
+    /// the NFA it comes from is never refused.
+    ///
+    /// Default 4,096. Raising it lets more rules be deterministic (cheaper to run) at the cost
+    /// of construction time and memory proportional to the DFA's size times its alphabet.
+    pub fn dfa_state_limit(mut self, limit: usize) -> Config {
+        self.dfa_state_limit = limit;
+        self
+    }
+
+    /// The most states all automata of one grammar may hold together; over it, building fails.
+    /// Also bounds each rule's Thompson NFA.
+    ///
+    /// Default 4,194,304 (about 32 MiB of state records). Raising it admits larger grammars at
+    /// the cost of memory.
+    pub fn state_limit(mut self, limit: usize) -> Config {
+        self.state_limit = limit;
+        self
+    }
+
+    /// The most edges all automata of one grammar may hold together; over it, building fails.
+    /// Removing epsilon edges from a non-deterministic rule can multiply its edges, and this is
+    /// what bounds that.
+    ///
+    /// Default 16,777,216 (about 192 MiB of edges). Raising it admits larger grammars at the
+    /// cost of memory.
+    pub fn edge_limit(mut self, limit: usize) -> Config {
+        self.edge_limit = limit;
+        self
+    }
+
+    /// Whether to minimise DFAs (Hopcroft's algorithm).
+    ///
+    /// Default `true`. Turning it off saves construction time of O(n log n) per rule of n DFA
+    /// states, but leaves larger automata and hashes that differ between equivalent rules.
+    pub fn minimize(mut self, yes: bool) -> Config {
+        self.minimize = yes;
+        self
+    }
+
+    /// See [`Config::dfa_state_limit`].
+    pub fn get_dfa_state_limit(&self) -> usize {
+        self.dfa_state_limit
+    }
+
+    /// See [`Config::state_limit`].
+    pub fn get_state_limit(&self) -> usize {
+        self.state_limit
+    }
+
+    /// See [`Config::edge_limit`].
+    pub fn get_edge_limit(&self) -> usize {
+        self.edge_limit
+    }
+
+    /// See [`Config::minimize`].
+    pub fn get_minimize(&self) -> bool {
+        self.minimize
+    }
+}
+
+/// The automaton of one rule.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RuleAutomaton {
+    /// A regular rule: a byte FSM whose edges may reference rules.
+    Regular(Fsm),
+    /// A counted repetition `item{min,max}` (`max` `None` for unbounded), left for the backend
+    /// to run with a counter.
+    Counted {
+        /// The repeated rule.
+        item: RuleId,
+        /// The least number of repetitions.
+        min: u32,
+        /// The most repetitions, `None` for unbounded.
+        max: Option<u32>,
+    },
+}
+
+impl RuleAutomaton {
+    /// The FSM of a regular rule.
+    pub fn fsm(&self) -> Option<&Fsm> {
+        match self {
+            RuleAutomaton::Regular(fsm) => Some(fsm),
+            RuleAutomaton::Counted { .. } => None,
+        }
+    }
+
+    /// The rules this automaton references, sorted, without repeats.
+    pub fn references(&self) -> Vec<RuleId> {
+        match self {
+            RuleAutomaton::Regular(fsm) => fsm.references(),
+            RuleAutomaton::Counted { item, .. } => vec![*item],
+        }
+    }
+}
+
+/// The automata of a grammar, one per rule, with their structural hashes.
+#[derive(Clone, Debug)]
+pub struct GrammarFsms {
+    automata: Vec<RuleAutomaton>,
+    hashes: Vec<Option<u64>>,
+    names: Vec<String>,
+    root: RuleId,
+    state_count: usize,
+    edge_count: usize,
+}
+
+impl GrammarFsms {
+    /// The automaton of `rule`.
+    ///
+    /// # Panics
+    /// When `rule` is not a rule of the grammar these automata were built from.
+    pub fn automaton(&self, rule: RuleId) -> &RuleAutomaton {
+        &self.automata[rule.index()]
+    }
+
+    /// Every rule's automaton, indexed by [`RuleId::index`].
+    pub fn automata(&self) -> &[RuleAutomaton] {
+        &self.automata
+    }
+
+    /// The structural hash of `rule` (stable across runs and machines), or `None` when the rule
+    /// is in, or references, a cycle of rules that is not simple. See the crate docs.
+    ///
+    /// # Panics
+    /// When `rule` is not a rule of the grammar these automata were built from.
+    pub fn hash(&self, rule: RuleId) -> Option<u64> {
+        self.hashes[rule.index()]
+    }
+
+    /// The name of `rule`, as in the grammar.
+    ///
+    /// # Panics
+    /// When `rule` is not a rule of the grammar these automata were built from.
+    pub fn name(&self, rule: RuleId) -> &str {
+        &self.names[rule.index()]
+    }
+
+    /// The grammar's root rule.
+    pub fn root(&self) -> RuleId {
+        self.root
+    }
+
+    /// The number of rules.
+    pub fn rule_count(&self) -> usize {
+        self.automata.len()
+    }
+
+    /// Every rule id, ascending.
+    pub fn rule_ids(&self) -> impl ExactSizeIterator<Item = RuleId> + '_ {
+        (0..self.automata.len()).map(|i| RuleId::new(i).expect("from a grammar"))
+    }
+
+    /// The total number of FSM states over all rules.
+    pub fn state_count(&self) -> usize {
+        self.state_count
+    }
+
+    /// The total number of FSM edges over all rules.
+    pub fn edge_count(&self) -> usize {
+        self.edge_count
+    }
+
+    /// Whether the FSM of `rule` accepts exactly `input`; `None` when `rule` is a counted
+    /// repetition or its FSM references rules. For tests and tools.
+    ///
+    /// # Panics
+    /// When `rule` is not a rule of the grammar these automata were built from.
+    pub fn matches(&self, rule: RuleId, input: &[u8]) -> Option<bool> {
+        self.automaton(rule).fsm()?.matches(input)
+    }
+}
+
+/// Builds [`GrammarFsms`] from a normalised grammar.
+#[derive(Clone, Debug, Default)]
+pub struct Builder {
+    config: Config,
+}
+
+/// A rule after step 1 of the pipeline.
+enum Classified {
+    Regular(Nfa),
+    Counted {
+        item: RuleId,
+        min: u32,
+        max: Option<u32>,
+    },
+}
+
+impl Builder {
+    /// A builder with the given configuration.
+    pub fn new(config: Config) -> Builder {
+        Builder { config }
+    }
+
+    /// The builder's configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Builds the automata of `grammar`, which must be in normalised form:
+    ///
+    /// - every rule is either **regular** — its body built from bytes, classes, rule
+    ///   references, sequence, choice, the empty string and `?`/`*`/`+` repetition — or a
+    ///   **counted repetition** — its whole body `Repeat { item: Ref(r), min, max }` with other
+    ///   bounds;
+    /// - no rule but the root derives the empty string.
+    ///
+    /// # Errors
+    /// A [`BuildError`] naming the first offending rule (in rule order) when the contract does
+    /// not hold, or when the automata exceed [`Config::state_limit`] or [`Config::edge_limit`].
+    pub fn build(&self, grammar: &Grammar) -> Result<GrammarFsms, BuildError> {
+        let classified = self.classify(grammar)?;
+        check_nullability(grammar, &classified)?;
+
+        let mut automata = Vec::with_capacity(classified.len());
+        let mut state_count = 0usize;
+        let mut edge_count = 0usize;
+        for (rule, class) in grammar.rules().iter().zip(classified) {
+            let automaton = match class {
+                Classified::Counted { item, min, max } => RuleAutomaton::Counted { item, min, max },
+                Classified::Regular(nfa) => {
+                    let edges_left = self.config.edge_limit.saturating_sub(edge_count);
+                    let fsm = self.regular_fsm(&nfa, edges_left).ok_or_else(|| {
+                        BuildError::edge_limit(rule.name(), self.config.edge_limit)
+                    })?;
+                    state_count += fsm.state_count();
+                    edge_count += fsm.edge_count();
+                    if state_count > self.config.state_limit {
+                        return Err(BuildError::state_limit(
+                            rule.name(),
+                            self.config.state_limit,
+                        ));
+                    }
+                    if edge_count > self.config.edge_limit {
+                        return Err(BuildError::edge_limit(rule.name(), self.config.edge_limit));
+                    }
+                    RuleAutomaton::Regular(fsm)
+                }
+            };
+            automata.push(automaton);
+        }
+        let hashes = hash_rules(&automata);
+        Ok(GrammarFsms {
+            automata,
+            hashes,
+            names: grammar
+                .rules()
+                .iter()
+                .map(|r| r.name().to_owned())
+                .collect(),
+            root: grammar.root(),
+            state_count,
+            edge_count,
+        })
+    }
+
+    /// Step 1: checks each rule's shape and builds the NFAs of regular rules.
+    fn classify(&self, grammar: &Grammar) -> Result<Vec<Classified>, BuildError> {
+        let mut out = Vec::with_capacity(grammar.rules().len());
+        for rule in grammar.rules() {
+            let counted = match rule.body().kind() {
+                ExprKind::Repeat { item, min, max } if !is_regular_repeat(*min, *max) => {
+                    match item.kind() {
+                        ExprKind::Ref(item) => Some(Classified::Counted {
+                            item: *item,
+                            min: *min,
+                            max: *max,
+                        }),
+                        _ => return Err(BuildError::counted_repetition(rule.name(), *min, *max)),
+                    }
+                }
+                _ => None,
+            };
+            let class = match counted {
+                Some(counted) => counted,
+                None => {
+                    let nfa = thompson(rule.body(), rule.name())?;
+                    if nfa.len() > self.config.state_limit {
+                        return Err(BuildError::state_limit(
+                            rule.name(),
+                            self.config.state_limit,
+                        ));
+                    }
+                    if nfa.edge_count() > self.config.edge_limit {
+                        return Err(BuildError::edge_limit(rule.name(), self.config.edge_limit));
+                    }
+                    Classified::Regular(nfa)
+                }
+            };
+            out.push(class);
+        }
+        Ok(out)
+    }
+
+    /// Step 3 for one rule; `None` when the epsilon-free fallback exceeds `edges_left`.
+    fn regular_fsm(&self, nfa: &Nfa, edges_left: usize) -> Option<Fsm> {
+        let cap = self.config.dfa_state_limit.max(nfa.len());
+        if let Some(dfa) = determinize(nfa, cap) {
+            let dfa = if self.config.minimize {
+                minimize(&dfa)
+            } else {
+                dfa
+            };
+            return Some(canonicalize(0, &dfa.accepting, &dfa.labelled_edges(), true));
+        }
+        let (start, accepting, edges) = remove_epsilons(nfa, edges_left)?;
+        Some(canonicalize(start, &accepting, &edges, false))
+    }
+}
+
+/// Step 2: the least fixpoint of "derives the empty string"; only the root may.
+fn check_nullability(grammar: &Grammar, classified: &[Classified]) -> Result<(), BuildError> {
+    let mut nullable = vec![false; classified.len()];
+    loop {
+        let mut changed = false;
+        for (index, class) in classified.iter().enumerate() {
+            if nullable[index] {
+                continue;
+            }
+            let derives_empty = match class {
+                Classified::Counted { item, min, .. } => *min == 0 || nullable[item.index()],
+                Classified::Regular(nfa) => accepts_empty(nfa, |r| nullable[r.index()]),
+            };
+            if derives_empty {
+                // Monotone from below: whatever is marked here truly derives the empty string.
+                if index != grammar.root().index() {
+                    return Err(BuildError::nullable(grammar.rules()[index].name()));
+                }
+                nullable[index] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return Ok(());
+        }
+    }
+}

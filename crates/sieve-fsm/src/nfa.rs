@@ -1,0 +1,291 @@
+//! Thompson construction: a regular rule body becomes an NFA with epsilon edges.
+//!
+//! # Invariants
+//!
+//! - The NFA has exactly one start and one accepting state; every state lies on some path from
+//!   the start to the accepting state (the IR has no expression for the empty language).
+//! - State numbers follow a left-to-right walk of the expression, so the same expression always
+//!   gives the same NFA, whatever the rule ids or names around it.
+//! - The walk uses a heap stack, never recursion, so expression depth cannot overflow the stack.
+//! - Only `?`, `*` and `+` repetitions are accepted; anything else is a contract violation
+//!   reported as [`BuildError`].
+
+use sieve_ir::{Expr, ExprKind};
+
+use crate::error::BuildError;
+use crate::fsm::Label;
+
+/// An NFA with epsilon edges; states are indices.
+#[derive(Clone, Debug)]
+pub(crate) struct Nfa {
+    /// `edges[s]` lists `(label, target)` pairs out of `s`.
+    pub(crate) edges: Vec<Vec<(Label, u32)>>,
+    pub(crate) start: u32,
+    pub(crate) accept: u32,
+}
+
+impl Nfa {
+    fn add_state(&mut self) -> u32 {
+        self.edges.push(Vec::new());
+        u32::try_from(self.edges.len() - 1).expect("NFA size is bounded by the state limit")
+    }
+
+    fn add_edge(&mut self, from: u32, label: Label, to: u32) {
+        self.edges[from as usize].push((label, to));
+    }
+
+    fn epsilon(&mut self, from: u32, to: u32) {
+        self.add_edge(from, Label::Epsilon, to);
+    }
+
+    /// The number of states.
+    pub(crate) fn len(&self) -> usize {
+        self.edges.len()
+    }
+
+    /// The number of edges.
+    pub(crate) fn edge_count(&self) -> usize {
+        self.edges.iter().map(Vec::len).sum()
+    }
+}
+
+enum Task<'a> {
+    Enter(&'a Expr),
+    Seq(usize),
+    Choice(usize),
+    Repeat { min: u32, max: Option<u32> },
+}
+
+/// Whether `(min, max)` are the bounds of a `?`, `*` or `+` repetition.
+pub(crate) fn is_regular_repeat(min: u32, max: Option<u32>) -> bool {
+    matches!((min, max), (0, Some(1)) | (0, None) | (1, None))
+}
+
+/// Builds the Thompson NFA of a regular rule body; `rule` names the rule in errors.
+pub(crate) fn thompson(body: &Expr, rule: &str) -> Result<Nfa, BuildError> {
+    let mut nfa = Nfa {
+        edges: Vec::new(),
+        start: 0,
+        accept: 0,
+    };
+    // Fragments under construction: (entry state, exit state).
+    let mut frags: Vec<(u32, u32)> = Vec::new();
+    let mut tasks = vec![Task::Enter(body)];
+    while let Some(task) = tasks.pop() {
+        match task {
+            Task::Enter(expr) => match expr.kind() {
+                ExprKind::Empty => {
+                    let s = nfa.add_state();
+                    frags.push((s, s));
+                }
+                ExprKind::Bytes(bytes) => {
+                    let s = nfa.add_state();
+                    let mut cur = s;
+                    for &b in bytes {
+                        let next = nfa.add_state();
+                        nfa.add_edge(cur, Label::Bytes { lo: b, hi: b }, next);
+                        cur = next;
+                    }
+                    frags.push((s, cur));
+                }
+                ExprKind::Class(class) => {
+                    let (s, e) = (nfa.add_state(), nfa.add_state());
+                    for (lo, hi) in class.ranges() {
+                        nfa.add_edge(s, Label::Bytes { lo, hi }, e);
+                    }
+                    frags.push((s, e));
+                }
+                ExprKind::Ref(id) => {
+                    let (s, e) = (nfa.add_state(), nfa.add_state());
+                    nfa.add_edge(s, Label::Rule(*id), e);
+                    frags.push((s, e));
+                }
+                ExprKind::Seq(items) => {
+                    tasks.push(Task::Seq(items.len()));
+                    tasks.extend(items.iter().rev().map(Task::Enter));
+                }
+                ExprKind::Choice(alts) => {
+                    tasks.push(Task::Choice(alts.len()));
+                    tasks.extend(alts.iter().rev().map(Task::Enter));
+                }
+                ExprKind::Repeat { item, min, max } => {
+                    if !is_regular_repeat(*min, *max) {
+                        return Err(BuildError::counted_repetition(rule, *min, *max));
+                    }
+                    tasks.push(Task::Repeat {
+                        min: *min,
+                        max: *max,
+                    });
+                    tasks.push(Task::Enter(item));
+                }
+            },
+            Task::Seq(n) => {
+                let parts = frags.split_off(frags.len() - n);
+                for pair in parts.windows(2) {
+                    nfa.epsilon(pair[0].1, pair[1].0);
+                }
+                frags.push((parts[0].0, parts[n - 1].1));
+            }
+            Task::Choice(n) => {
+                let parts = frags.split_off(frags.len() - n);
+                let (s, e) = (nfa.add_state(), nfa.add_state());
+                for (ps, pe) in parts {
+                    nfa.epsilon(s, ps);
+                    nfa.epsilon(pe, e);
+                }
+                frags.push((s, e));
+            }
+            Task::Repeat { min, max } => {
+                let (is, ie) = frags.pop().expect("the item's fragment");
+                match (min, max) {
+                    (0, Some(1)) => {
+                        let (s, e) = (nfa.add_state(), nfa.add_state());
+                        nfa.epsilon(s, is);
+                        nfa.epsilon(ie, e);
+                        nfa.epsilon(s, e);
+                        frags.push((s, e));
+                    }
+                    (0, None) => {
+                        // One hub state is both entry and exit: hub -> item -> hub.
+                        let hub = nfa.add_state();
+                        nfa.epsilon(hub, is);
+                        nfa.epsilon(ie, hub);
+                        frags.push((hub, hub));
+                    }
+                    _ => {
+                        // `+`: item, then back to its entry any number of times.
+                        let hub = nfa.add_state();
+                        nfa.epsilon(ie, hub);
+                        nfa.epsilon(hub, is);
+                        frags.push((is, hub));
+                    }
+                }
+            }
+        }
+    }
+    let (start, accept) = frags.pop().expect("the body's fragment");
+    debug_assert!(frags.is_empty());
+    nfa.start = start;
+    nfa.accept = accept;
+    Ok(nfa)
+}
+
+/// Scratch space for epsilon closures over one NFA.
+pub(crate) struct Closure {
+    stamp: Vec<u32>,
+    generation: u32,
+    stack: Vec<u32>,
+}
+
+impl Closure {
+    pub(crate) fn new(states: usize) -> Closure {
+        Closure {
+            stamp: vec![0; states],
+            generation: 0,
+            stack: Vec::new(),
+        }
+    }
+
+    /// Writes into `out` every state reachable from `seeds` by epsilon edges (seeds included),
+    /// in discovery order.
+    pub(crate) fn close(
+        &mut self,
+        nfa: &Nfa,
+        seeds: impl IntoIterator<Item = u32>,
+        out: &mut Vec<u32>,
+    ) {
+        out.clear();
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.stamp.fill(0);
+            self.generation = 1;
+        }
+        for seed in seeds {
+            if self.stamp[seed as usize] != self.generation {
+                self.stamp[seed as usize] = self.generation;
+                self.stack.push(seed);
+            }
+        }
+        while let Some(s) = self.stack.pop() {
+            out.push(s);
+            for &(label, t) in &nfa.edges[s as usize] {
+                if label == Label::Epsilon && self.stamp[t as usize] != self.generation {
+                    self.stamp[t as usize] = self.generation;
+                    self.stack.push(t);
+                }
+            }
+        }
+    }
+}
+
+/// Whether `nfa` accepts the empty string, when the rules for which `nullable_rule` holds may
+/// be crossed without consuming input.
+pub(crate) fn accepts_empty(nfa: &Nfa, nullable_rule: impl Fn(sieve_ir::RuleId) -> bool) -> bool {
+    let mut seen = vec![false; nfa.len()];
+    let mut stack = vec![nfa.start];
+    seen[nfa.start as usize] = true;
+    while let Some(s) = stack.pop() {
+        if s == nfa.accept {
+            return true;
+        }
+        for &(label, t) in &nfa.edges[s as usize] {
+            let free = match label {
+                Label::Epsilon => true,
+                Label::Rule(r) => nullable_rule(r),
+                Label::Bytes { .. } => false,
+            };
+            if free && !seen[t as usize] {
+                seen[t as usize] = true;
+                stack.push(t);
+            }
+        }
+    }
+    false
+}
+
+/// The epsilon-free NFA of `nfa`: its states are the start and every target of a non-epsilon
+/// edge; each has the non-epsilon edges of its epsilon closure and accepts when the closure
+/// holds the accepting state. Returns `(start, accepting, edges)` over indices into the result;
+/// `edge_limit` bounds the edges it may create (`None` when exceeded).
+#[allow(clippy::type_complexity)] // A private triple consumed by one caller.
+pub(crate) fn remove_epsilons(
+    nfa: &Nfa,
+    edge_limit: usize,
+) -> Option<(usize, Vec<bool>, Vec<Vec<(Label, u32)>>)> {
+    let mut index = vec![u32::MAX; nfa.len()];
+    let mut kept = vec![nfa.start];
+    index[nfa.start as usize] = 0;
+    for edges in &nfa.edges {
+        for &(label, t) in edges {
+            if label != Label::Epsilon && index[t as usize] == u32::MAX {
+                index[t as usize] = u32::try_from(kept.len()).expect("bounded by the NFA");
+                kept.push(t);
+            }
+        }
+    }
+    let mut closure = Closure::new(nfa.len());
+    let mut members = Vec::new();
+    let mut accepting = Vec::with_capacity(kept.len());
+    let mut out_edges = Vec::with_capacity(kept.len());
+    let mut total = 0usize;
+    for &q in &kept {
+        closure.close(nfa, [q], &mut members);
+        accepting.push(members.contains(&nfa.accept));
+        let mut out = Vec::new();
+        for &m in &members {
+            for &(label, t) in &nfa.edges[m as usize] {
+                if label != Label::Epsilon {
+                    out.push((label, index[t as usize]));
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        total += out.len();
+        if total > edge_limit {
+            return None;
+        }
+        out_edges.push(out);
+    }
+    Some((0, accepting, out_edges))
+}
