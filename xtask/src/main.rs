@@ -1,1 +1,45 @@
-fn main() {}
+//! `cargo xtask`: the project's automation.
+//!
+//! - `cargo xtask tidy` — hygiene: every Rust file starts with a `//!` module doc, no `dbg!`,
+//!   `todo!` or `unimplemented!` in crates, and the crate layering holds (front-ends never
+//!   depend on passes or automata, the IR depends on no other sieve crate). The same checks
+//!   run as tests, so the README's test command enforces them.
+//! - `cargo xtask corpus [SHARED_DIR]` — compiles every GBNF grammar under
+//!   `SHARED_DIR/data/grammars` (default `../shared`) through every stage and prints a table.
+//!   A missing corpus is an error, never a silent skip.
+
+mod corpus;
+mod tidy;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("tidy") => tidy::run(&workspace_root()),
+        Some("corpus") => {
+            let shared = args
+                .get(1)
+                .map(PathBuf::from)
+                .unwrap_or_else(|| workspace_root().join("../shared"));
+            corpus::run(&shared)
+        }
+        _ => Err("usage: cargo xtask (tidy | corpus [SHARED_DIR])".to_owned()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The repository root (the parent of `xtask/`).
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask/ has a parent")
+        .to_path_buf()
+}

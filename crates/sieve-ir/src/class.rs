@@ -145,7 +145,10 @@ impl std::fmt::Display for ByteClass {
 fn write_class_byte(f: &mut std::fmt::Formatter<'_>, b: u8) -> std::fmt::Result {
     match b {
         b'\\' | b']' | b'[' | b'-' | b'^' => write!(f, "\\{}", b as char),
-        0x21..=0x7e => write!(f, "{}", b as char),
+        b'\t' => f.write_str("\\t"),
+        b'\n' => f.write_str("\\n"),
+        b'\r' => f.write_str("\\r"),
+        0x20..=0x7e => write!(f, "{}", b as char),
         _ => write!(f, "\\x{b:02x}"),
     }
 }
@@ -182,6 +185,8 @@ mod tests {
         assert_eq!(class.complement().len(), 256 - 33);
         assert!(ByteClass::ALL.complement().is_empty());
         assert_eq!(ByteClass::range(b'a', b'b').to_string(), "[ab]");
+        let whitespace = ByteClass::from_ranges([(b' ', b' '), (b'\t', b'\n'), (b'\r', b'\r')]);
+        assert_eq!(whitespace.to_string(), r"[\t\n\r ]");
     }
 
     #[test]

@@ -260,6 +260,93 @@ impl Recognizer {
     }
 }
 
+impl Recognizer {
+    /// A random sentence of the grammar, reproducible from `seed`, or `None` when the root
+    /// derives no finite string. Past `depth` nested expansions, every choice takes the
+    /// shallowest alternative, so the output stays small.
+    pub fn sample(&self, seed: u64, depth: usize) -> Option<Vec<u8>> {
+        let heights = self.min_heights();
+        heights[self.start]?;
+        let mut rng = SplitMix64(seed);
+        let mut out = Vec::new();
+        let mut stack = vec![(Symbol::Nonterminal(self.start), 0usize)];
+        while let Some((symbol, level)) = stack.pop() {
+            match symbol {
+                Symbol::Terminal(t) => {
+                    let class = &self.terminals[t];
+                    let pick = rng.below(class.len());
+                    out.push(class.iter().nth(pick).expect("pick < len"));
+                }
+                Symbol::Nonterminal(n) => {
+                    let finite: Vec<usize> = (0..self.productions[n].len())
+                        .filter(|&p| self.production_height(n, p, &heights).is_some())
+                        .collect();
+                    let production = if level >= depth {
+                        *finite
+                            .iter()
+                            .min_by_key(|&&p| self.production_height(n, p, &heights))
+                            .expect("a finite rule has a finite production")
+                    } else {
+                        finite[rng.below(finite.len())]
+                    };
+                    for &s in self.productions[n][production].iter().rev() {
+                        stack.push((s, level + 1));
+                    }
+                }
+            }
+        }
+        Some(out)
+    }
+
+    fn production_height(&self, n: usize, p: usize, heights: &[Option<usize>]) -> Option<usize> {
+        let mut height = 0;
+        for symbol in &self.productions[n][p] {
+            if let Symbol::Nonterminal(m) = symbol {
+                height = height.max(heights[*m]?);
+            }
+        }
+        Some(height + 1)
+    }
+
+    /// The least derivation height of each nonterminal; `None` for those with no finite
+    /// derivation.
+    fn min_heights(&self) -> Vec<Option<usize>> {
+        let mut heights: Vec<Option<usize>> = vec![None; self.productions.len()];
+        loop {
+            let mut changed = false;
+            for n in 0..self.productions.len() {
+                let best = (0..self.productions[n].len())
+                    .filter_map(|p| self.production_height(n, p, &heights))
+                    .min();
+                if best.is_some() && (heights[n].is_none() || best < heights[n]) {
+                    heights[n] = best;
+                    changed = true;
+                }
+            }
+            if !changed {
+                return heights;
+            }
+        }
+    }
+}
+
+/// A small deterministic generator for [`Recognizer::sample`]; quality is ample for tests.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 struct Item {
     nonterminal: usize,
@@ -331,5 +418,21 @@ mod tests {
         for bad in ["x", "aaaxx", "xxxx", "aax"] {
             assert!(!r.accepts(bad.as_bytes()), "{bad}");
         }
+    }
+
+    #[test]
+    fn samples_are_sentences_and_reproducible() {
+        let r = Recognizer::new(&arithmetic()).unwrap();
+        for seed in 0..50 {
+            let s = r.sample(seed, 8).unwrap();
+            assert!(r.accepts(&s), "{}", String::from_utf8_lossy(&s));
+            assert_eq!(r.sample(seed, 8), Some(s));
+        }
+        // B ::= "a" B has no finite sentence.
+        let mut b = GrammarBuilder::new();
+        let root = b.declare("B").unwrap();
+        b.define(root, Expr::seq([Expr::bytes("a"), Expr::rule(root)]));
+        let r = Recognizer::new(&b.build(root).unwrap()).unwrap();
+        assert_eq!(r.sample(1, 8), None);
     }
 }

@@ -1,1 +1,267 @@
-//! placeholder
+//! Normalisation: named, ordered passes, each `Grammar -> Grammar`, each preserving the
+//! language, that bring a front-end's IR into the form the automata layer consumes.
+//!
+//! The order is written down once, in [`PASSES`]:
+//!
+//! 1. `flatten` — anonymous groups become rules; bodies are in *flat form* (alternatives of
+//!    sequences of atoms; see [`Stage`]).
+//! 2. `remove-useless` — rules that neither finish nor scan a byte, and unreachable rules, go.
+//!    A productive infinite rule such as `B ::= "a" B` stays.
+//! 3. `merge-identical` — bisimilar rules become one.
+//! 4. `remove-unit-rules` — `A ::= B` disappears, references to `A` name `B`.
+//! 5. `eliminate-nullable` — only the root may derive ε.
+//! 6. `merge-literals` — adjacent byte strings join.
+//! 7. `dedupe-alternatives` — a choice lists each alternative once.
+//! 8. `repetition` — `{m,n}` expanded up to a threshold `T`, compressed past it (XGrammar 2
+//!    Algorithm 3) into counted-repetition rules.
+//!
+//! What holds after each pass is stated in its module and checked by [`check_stage`], which
+//! [`normalize`] runs after every pass in debug builds (with the IR verifier); tests run it
+//! always. The final form: every rule is *regular* (repetitions only `?`, `*`, `+`) or
+//! *counted* (body `R{m,n}` for a rule `R`), and no rule but the root derives ε.
+
+mod analysis;
+mod flat;
+pub mod passes;
+mod rebuild;
+
+use sieve_ir::{ExprKind, Grammar};
+
+/// Settings of the normalisation pipeline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// The repetition threshold `T`: `x{m,n}` with `n ≤ T` is expanded in place; larger
+    /// bounds are compressed into a counted-repetition rule plus `T` explicit copies. Higher
+    /// values make the automata larger (up to `T` states per repetition) and leave fewer
+    /// counted rules for the runtime to track. Default 16.
+    pub repetition_threshold: u32,
+    /// The most rules a grammar may have after any pass. Default 65,536.
+    pub max_rules: usize,
+    /// The most expression nodes (over all rules) a grammar may have after any pass; bounds
+    /// the growth of nullable elimination and expansion. Default 1,048,576.
+    pub max_size: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            repetition_threshold: 16,
+            max_rules: 1 << 16,
+            max_size: 1 << 20,
+        }
+    }
+}
+
+/// Why normalisation failed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NormalizeError {
+    /// The root rule derives nothing, not even an infinite string: no output is valid.
+    #[error("the grammar accepts nothing: rule `{root}` can never match any input (it only recurses into itself or into rules that cannot match)")]
+    EmptyLanguage {
+        /// The root rule's name.
+        root: String,
+    },
+    /// A pass made the grammar larger than the configured limits.
+    #[error(
+        "grammar too large after pass `{pass}`: {what} is {actual}, over the limit of {limit}"
+    )]
+    TooLarge {
+        /// The pass.
+        pass: &'static str,
+        /// What was measured: "rule count" or "expression size".
+        what: &'static str,
+        /// The measured value.
+        actual: usize,
+        /// The configured limit.
+        limit: usize,
+    },
+    /// A bug in a pass: its output broke an invariant.
+    #[error("internal error in normalisation: {0}")]
+    Internal(String),
+}
+
+impl NormalizeError {
+    pub(crate) fn internal(what: &str) -> NormalizeError {
+        NormalizeError::Internal(what.to_owned())
+    }
+
+    pub(crate) fn from_ir(error: sieve_ir::IrError) -> NormalizeError {
+        NormalizeError::Internal(error.to_string())
+    }
+}
+
+/// What holds after a pass, checked by [`check_stage`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Any verified grammar.
+    Any,
+    /// Every body is in flat form: a choice of sequences of atoms, an atom being a byte
+    /// string, class, rule reference, or repetition of one of those.
+    Flat,
+    /// Flat form, and no rule other than the root derives ε.
+    FlatNonNullable,
+    /// The automata layer's contract: every rule is regular or counted; only the root may
+    /// derive ε.
+    Final,
+}
+
+/// A named pass.
+pub struct Pass {
+    /// The pass's name, as `sieve ir` and errors show it.
+    pub name: &'static str,
+    /// What holds after it.
+    pub establishes: Stage,
+    /// The rewrite.
+    pub run: fn(&Grammar, &Config) -> Result<Grammar, NormalizeError>,
+}
+
+/// The passes, in the order they run.
+pub const PASSES: &[Pass] = &[
+    Pass {
+        name: "flatten",
+        establishes: Stage::Flat,
+        run: |g, _| passes::flatten::flatten(g),
+    },
+    Pass {
+        name: "remove-useless",
+        establishes: Stage::Flat,
+        run: |g, _| passes::useless::remove_useless(g),
+    },
+    Pass {
+        name: "merge-identical",
+        establishes: Stage::Flat,
+        run: |g, _| passes::merge_identical::merge_identical(g),
+    },
+    Pass {
+        name: "remove-unit-rules",
+        establishes: Stage::Flat,
+        run: |g, _| passes::unit_rules::remove_unit_rules(g),
+    },
+    Pass {
+        name: "eliminate-nullable",
+        establishes: Stage::FlatNonNullable,
+        run: |g, _| passes::nullable::eliminate_nullable(g),
+    },
+    Pass {
+        name: "merge-literals",
+        establishes: Stage::FlatNonNullable,
+        run: |g, _| passes::merge_literals::merge_literals(g),
+    },
+    Pass {
+        name: "dedupe-alternatives",
+        establishes: Stage::FlatNonNullable,
+        run: |g, _| passes::dedupe::dedupe_alternatives(g),
+    },
+    Pass {
+        name: "repetition",
+        establishes: Stage::Final,
+        run: passes::repetition::expand_repetitions,
+    },
+];
+
+/// Runs every pass in order.
+pub fn normalize(grammar: &Grammar, config: &Config) -> Result<Grammar, NormalizeError> {
+    normalize_traced(grammar, config, |_, _| {})
+}
+
+/// Runs every pass in order, calling `after_pass` with each pass's name and output.
+pub fn normalize_traced(
+    grammar: &Grammar,
+    config: &Config,
+    mut after_pass: impl FnMut(&str, &Grammar),
+) -> Result<Grammar, NormalizeError> {
+    let mut current = grammar.clone();
+    for pass in PASSES {
+        current = (pass.run)(&current, config)?;
+        check_limits(pass.name, &current, config)?;
+        if cfg!(debug_assertions) {
+            check_stage(&current, pass.establishes).map_err(|problem| {
+                NormalizeError::Internal(format!("after `{}`: {problem}", pass.name))
+            })?;
+        }
+        after_pass(pass.name, &current);
+    }
+    Ok(current)
+}
+
+fn check_limits(
+    pass: &'static str,
+    grammar: &Grammar,
+    config: &Config,
+) -> Result<(), NormalizeError> {
+    let rules = grammar.rules().len();
+    if rules > config.max_rules {
+        return Err(NormalizeError::TooLarge {
+            pass,
+            what: "rule count",
+            actual: rules,
+            limit: config.max_rules,
+        });
+    }
+    let size = grammar.size();
+    if size > config.max_size {
+        return Err(NormalizeError::TooLarge {
+            pass,
+            what: "expression size",
+            actual: size,
+            limit: config.max_size,
+        });
+    }
+    Ok(())
+}
+
+/// Checks the IR invariants and what `stage` promises; describes the first violation.
+pub fn check_stage(grammar: &Grammar, stage: Stage) -> Result<(), String> {
+    sieve_ir::verify::verify(grammar).map_err(|problems| problems.join("; "))?;
+    if matches!(stage, Stage::Flat | Stage::FlatNonNullable) {
+        flat::check_flat(grammar)?;
+    }
+    if matches!(stage, Stage::FlatNonNullable | Stage::Final) {
+        let nullable = analysis::nullable(grammar);
+        if let Some(rule) = grammar
+            .rule_ids()
+            .find(|&id| nullable[id.index()] && id != grammar.root())
+        {
+            return Err(format!(
+                "rule `{}` derives the empty string",
+                grammar.rule(rule).name()
+            ));
+        }
+    }
+    if stage == Stage::Final {
+        for rule in grammar.rules() {
+            if !is_counted_rule(rule.body()) && !has_only_loop_repeats(rule.body()) {
+                return Err(format!(
+                    "rule `{}` is neither regular nor counted: {}",
+                    rule.name(),
+                    grammar.expr_to_string(rule.body())
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether a body is a counted repetition `R{m,n}` of a rule reference (bounds other than
+/// `?`, `*`, `+`).
+pub fn is_counted_rule(body: &sieve_ir::Expr) -> bool {
+    match body.kind() {
+        ExprKind::Repeat { item, min, max } => {
+            matches!(item.kind(), ExprKind::Ref(_)) && !is_loop_bounds(*min, *max)
+        }
+        _ => false,
+    }
+}
+
+fn is_loop_bounds(min: u32, max: Option<u32>) -> bool {
+    matches!((min, max), (0, Some(1)) | (0, None) | (1, None))
+}
+
+fn has_only_loop_repeats(expr: &sieve_ir::Expr) -> bool {
+    let own = match expr.kind() {
+        ExprKind::Repeat { min, max, .. } => is_loop_bounds(*min, *max),
+        _ => true,
+    };
+    own && expr.children().iter().all(has_only_loop_repeats)
+}

@@ -1,0 +1,59 @@
+//! The subcommands. Each returns the process exit code, or a usage/I-O error message.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use crate::pipeline::{self, Diagnostics, PipelineOptions};
+use crate::Stage;
+
+fn report(diagnostics: Diagnostics) -> ExitCode {
+    for block in diagnostics.0 {
+        eprint!("{block}");
+    }
+    ExitCode::from(1)
+}
+
+/// `sieve check FILE`: every stage, then a one-line summary.
+pub fn check(path: &Path, options: &PipelineOptions) -> Result<ExitCode, String> {
+    let loaded = pipeline::load(path, options)?;
+    let result = pipeline::front_end(&loaded, options).and_then(|parsed| {
+        let normalized = pipeline::normalize(&loaded, &parsed, options)?;
+        let fsms = pipeline::automata(&loaded, &normalized)?;
+        Ok((parsed, normalized, fsms))
+    });
+    Ok(match result {
+        Ok((parsed, normalized, fsms)) => {
+            println!(
+                "{}: ok: {} rules parsed, {} after normalisation, {} FSM states",
+                loaded.name,
+                parsed.rules().len(),
+                normalized.rules().len(),
+                fsms.state_count()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(diagnostics) => report(diagnostics),
+    })
+}
+
+/// `sieve ir FILE --stage …`: the stage's stable text form on stdout.
+pub fn ir(path: &Path, stage: Stage, options: &PipelineOptions) -> Result<ExitCode, String> {
+    let loaded = pipeline::load(path, options)?;
+    let text = pipeline::front_end(&loaded, options).and_then(|parsed| {
+        if stage == Stage::Parsed {
+            return Ok(parsed.to_string());
+        }
+        let normalized = pipeline::normalize(&loaded, &parsed, options)?;
+        if stage == Stage::Normalized {
+            return Ok(normalized.to_string());
+        }
+        Ok(pipeline::automata(&loaded, &normalized)?.to_string())
+    });
+    Ok(match text {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(diagnostics) => report(diagnostics),
+    })
+}

@@ -1,0 +1,147 @@
+//! End-to-end tests of the `sieve` binary: named insta snapshots of `sieve ir` at every stage
+//! for every grammar in `grammars/`, of `sieve check` summaries, and of the diagnostics for
+//! every file in `grammars/bad/`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn grammars_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../grammars")
+}
+
+/// Runs `sieve` from the repository root (so paths in messages are relative and stable).
+fn sieve(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sieve"))
+        .args(args)
+        .current_dir(grammars_dir().join(".."))
+        .output()
+        .expect("sieve runs");
+    (
+        out.status.code().expect("exited"),
+        String::from_utf8(out.stdout).expect("utf-8 stdout"),
+        String::from_utf8(out.stderr).expect("utf-8 stderr"),
+    )
+}
+
+/// Grammar files under `grammars/` as paths relative to the repository root, sorted; `bad`
+/// selects `grammars/bad/` or everything else.
+fn grammar_files(bad: bool) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut dirs = vec![grammars_dir()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("grammars/ exists") {
+            let path = entry.expect("readable").path();
+            let in_bad = path.components().any(|c| c.as_os_str() == "bad");
+            if path.is_dir() {
+                dirs.push(path);
+            } else if in_bad == bad
+                && matches!(
+                    path.extension().and_then(|e| e.to_str()),
+                    Some("gbnf" | "ebnf" | "regex")
+                )
+            {
+                let relative = path
+                    .strip_prefix(grammars_dir().join(".."))
+                    .expect("inside");
+                files.push(relative.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// A snapshot name for a grammar path: `grammars/llama.cpp/json.gbnf` → `llama_cpp-json-gbnf`.
+fn snapshot_name(path: &str) -> String {
+    path.trim_start_matches("grammars/")
+        .replace(['/', '.'], "-")
+        .replace("llama-cpp", "llama_cpp")
+}
+
+#[test]
+fn ir_at_every_stage_for_every_grammar() {
+    let files = grammar_files(false);
+    assert!(files.len() >= 10, "found only {files:?}");
+    for file in &files {
+        for stage in ["parsed", "normalized", "fsm"] {
+            let (code, stdout, stderr) = sieve(&["ir", file, "--stage", stage]);
+            assert_eq!(code, 0, "sieve ir {file} --stage {stage}: {stderr}");
+            assert!(stderr.is_empty(), "{stderr}");
+            insta::assert_snapshot!(format!("ir-{stage}-{}", snapshot_name(file)), stdout);
+        }
+    }
+}
+
+#[test]
+fn check_summarises_every_grammar() {
+    let mut summary = String::new();
+    for file in grammar_files(false) {
+        let (code, stdout, stderr) = sieve(&["check", &file]);
+        assert_eq!(code, 0, "sieve check {file}: {stderr}");
+        assert_eq!(stdout.lines().count(), 1, "{stdout}");
+        assert!(stdout.starts_with(&format!("{file}: ok: ")), "{stdout}");
+        summary.push_str(&stdout);
+    }
+    insta::assert_snapshot!("check-summaries", summary);
+}
+
+#[test]
+fn check_reports_every_bad_grammar_with_a_location() {
+    let files = grammar_files(true);
+    assert!(files.len() >= 10, "found only {files:?}");
+    for file in &files {
+        let (code, stdout, stderr) = sieve(&["check", file]);
+        assert_eq!(code, 1, "sieve check {file} should fail: {stdout}{stderr}");
+        assert!(stdout.is_empty(), "{stdout}");
+        let location = format!("{file}:");
+        assert!(
+            stderr.starts_with(&location)
+                && stderr[location.len()..]
+                    .split(':')
+                    .take(2)
+                    .all(|n| n.parse::<usize>().is_ok()),
+            "{file}: no file:line:col in {stderr}"
+        );
+        insta::assert_snapshot!(format!("check-bad-{}", snapshot_name(file)), stderr);
+    }
+}
+
+#[test]
+fn format_comes_from_the_flag_or_the_extension() {
+    let (code, _, stderr) = sieve(&["check", "Cargo.toml"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("unknown grammar format"), "{stderr}");
+    let (code, stdout, _) = sieve(&[
+        "ir",
+        "--format",
+        "gbnf",
+        "--stage",
+        "parsed",
+        "grammars/llama.cpp/list.gbnf",
+    ]);
+    assert_eq!(code, 0);
+    assert!(stdout.starts_with("# root: root\n"), "{stdout}");
+    let (code, _, stderr) = sieve(&["check", "grammars/does-not-exist.gbnf"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("does-not-exist.gbnf"), "{stderr}");
+}
+
+#[test]
+fn custom_root_and_threshold_flags() {
+    let dir = std::env::temp_dir().join(format!("sieve-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("start.gbnf");
+    std::fs::write(&file, "start ::= \"a\"{40}\n").unwrap();
+    let file = file.to_str().unwrap();
+    let (code, _, stderr) = sieve(&["check", file]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("root"), "{stderr}");
+    let (code, stdout, stderr) =
+        sieve(&["ir", file, "--root", "start", "--repetition-threshold", "4"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        stdout,
+        "# root: start\nstart ::= start_repeat \"aaaa\"\nstart_item ::= \"a\"\nstart_repeat ::= start_item{36}\n"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

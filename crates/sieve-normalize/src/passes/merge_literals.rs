@@ -1,0 +1,45 @@
+//! Pass `merge-literals`: adjacent byte strings in a sequence become one.
+//!
+//! `"a" "b" [0-9]` becomes `"ab" [0-9]`. The language is unchanged. After it: no sequence has
+//! two byte strings next to each other. Flat form is kept.
+
+use sieve_ir::{Expr, ExprKind, Grammar};
+
+use crate::{rebuild::Draft, NormalizeError};
+
+/// Runs the pass.
+pub fn merge_literals(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
+    let mut draft = Draft::from_grammar(grammar);
+    for id in grammar.rule_ids() {
+        draft.bodies[id.index()] = Some(merge(grammar.rule(id).body()));
+    }
+    draft.finish()
+}
+
+fn merge(expr: &Expr) -> Expr {
+    match expr.kind() {
+        ExprKind::Seq(items) => {
+            let mut out: Vec<Expr> = Vec::with_capacity(items.len());
+            for item in items.iter().map(merge) {
+                let joined = match (out.last().map(Expr::kind), item.kind()) {
+                    (Some(ExprKind::Bytes(a)), ExprKind::Bytes(b)) => {
+                        Some(Expr::bytes([a.as_slice(), b.as_slice()].concat()))
+                    }
+                    _ => None,
+                };
+                match joined {
+                    Some(joined) => *out.last_mut().expect("checked above") = joined,
+                    None => out.push(item),
+                }
+            }
+            Expr::seq(out)
+        }
+        ExprKind::Choice(alts) => {
+            Expr::choice(alts.iter().map(merge).collect::<Vec<_>>()).expect("non-empty")
+        }
+        ExprKind::Repeat { item, min, max } => {
+            Expr::repeat(merge(item), *min, *max).expect("bounds were valid")
+        }
+        _ => expr.clone(),
+    }
+}

@@ -1,0 +1,10 @@
+//! The passes, one module each. [`crate::PASSES`] gives their order.
+
+pub mod dedupe;
+pub mod flatten;
+pub mod merge_identical;
+pub mod merge_literals;
+pub mod nullable;
+pub mod repetition;
+pub mod unit_rules;
+pub mod useless;
