@@ -8,10 +8,6 @@
 //! labels are broken by the input's numbering, which [`crate::nfa`] derives from the
 //! expression alone.
 
-use std::collections::BTreeMap;
-
-use sieve_ir::ByteClass;
-
 use crate::fsm::{Edge, Fsm, Label, StateId};
 
 /// Freezes an automaton given as per-state `(label, target)` lists into canonical form,
@@ -56,21 +52,33 @@ pub(crate) fn canonicalize(
 /// One state's edges with byte ranges to the same target merged into maximal ranges,
 /// duplicates removed, sorted by `(label, target)`.
 fn merge(edges: &[(Label, u32)]) -> Vec<(Label, u32)> {
-    let mut bytes: BTreeMap<u32, ByteClass> = BTreeMap::new();
+    // (target, lo, hi) for byte edges, sorted so that each target's ranges are consecutive and
+    // ascending; other labels go straight to the output.
+    let mut ranges: Vec<(u32, u8, u8)> = Vec::new();
     let mut out = Vec::with_capacity(edges.len());
     for &(label, t) in edges {
         match label {
-            Label::Bytes { lo, hi } => bytes.entry(t).or_default().add_range(lo, hi),
+            Label::Bytes { lo, hi } => ranges.push((t, lo, hi)),
             _ => out.push((label, t)),
         }
     }
-    for (t, class) in bytes {
-        out.extend(
-            class
-                .ranges()
-                .into_iter()
-                .map(|(lo, hi)| (Label::Bytes { lo, hi }, t)),
-        );
+    ranges.sort_unstable();
+    let mut current: Option<(u32, u8, u8)> = None;
+    for (t, lo, hi) in ranges {
+        current = match current {
+            // Overlapping or adjacent to the open range of the same target: extend it.
+            Some((ct, clo, chi)) if ct == t && u16::from(lo) <= u16::from(chi) + 1 => {
+                Some((ct, clo, chi.max(hi)))
+            }
+            Some((ct, clo, chi)) => {
+                out.push((Label::Bytes { lo: clo, hi: chi }, ct));
+                Some((t, lo, hi))
+            }
+            None => Some((t, lo, hi)),
+        };
+    }
+    if let Some((t, lo, hi)) = current {
+        out.push((Label::Bytes { lo, hi }, t));
     }
     out.sort_unstable();
     out.dedup();
