@@ -12,7 +12,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     ("sieve-gbnf", &["sieve-ir", "sieve-diagnostics"]),
     ("sieve-regex", &["sieve-ir", "sieve-diagnostics"]),
     ("sieve-normalize", &["sieve-ir"]),
-    ("sieve-fsm", &["sieve-ir", "sieve-normalize"]),
+    ("sieve-fsm", &["sieve-ir"]),
     (
         "sieve-cli",
         &[
