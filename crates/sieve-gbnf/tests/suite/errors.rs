@@ -307,3 +307,19 @@ fn messages_name_what_was_expected_in_words() {
     assert!(!message.contains('"'), "no raw token names: {message}");
     assert!(message.contains("number"), "{message}");
 }
+
+#[test]
+fn bad_grammars_that_parse_still_round_trip() {
+    let dir = crate::repo_root().join("grammars/bad");
+    let mut parsed = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        if sieve_gbnf::parse(&text).is_ok() {
+            crate::assert_round_trip(&path.display().to_string(), &text);
+            parsed += 1;
+        }
+    }
+    // duplicate-rule, empty-class, lookahead-unsupported, missing-root, undefined-rule
+    assert_eq!(parsed, 5);
+}

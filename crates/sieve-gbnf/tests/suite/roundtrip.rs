@@ -133,3 +133,19 @@ proptest! {
         let _ = sieve_gbnf::lower(&ast, &sieve_gbnf::Options::default());
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Text over GBNF's own alphabet: never a panic, and round-trip whenever it parses.
+    #[test]
+    fn any_text_parses_or_fails_cleanly(text in r#"([a-c ]|::=|[|()?*+.{},0-9\\"'\[\]^\-#\n=]|\\[xuU]){0,40}"#) {
+        if let Ok(ast) = sieve_gbnf::parse(&text) {
+            let printed = ast.to_string();
+            let again = sieve_gbnf::parse(&printed);
+            prop_assert!(again.is_ok(), "{:?} printed as {:?}", text, printed);
+            prop_assert_eq!(again.unwrap().without_spans(), ast.without_spans());
+            let _ = sieve_gbnf::lower(&ast, &sieve_gbnf::Options::default());
+        }
+    }
+}
