@@ -1,0 +1,237 @@
+//! Lowering regex-syntax's HIR to sieve IR expressions.
+//!
+//! # Mapping
+//!
+//! - literal → `Expr::bytes` (UTF-8 in Unicode mode, raw bytes under `(?-u)`);
+//! - Unicode class → a choice of UTF-8 byte sequences from [`Utf8Sequences`], each a sequence of
+//!   byte classes; all one-byte sequences are merged into a single byte class, and neighbouring
+//!   sequences that differ only in their last byte into one;
+//! - byte class (under `(?-u)`) → one byte class;
+//! - repetition → `Expr::repeat` with the same bounds, never expanded;
+//! - alternation → `Expr::choice`, concatenation → `Expr::seq`, capture → its body,
+//!   empty → `Expr::empty`;
+//! - anchors → `Expr::empty`: [`crate::check`] has already rejected every anchor that is not
+//!   always true, and every other assertion.
+//!
+//! A multi-byte Unicode class that occurs more than once becomes a rule of its own, referenced
+//! from each occurrence, so repeated `\w` or `\p{L}` cost their UTF-8 expansion once.
+//!
+//! # Invariants
+//!
+//! The language of the lowered expression is exactly the set of byte strings the HIR matches
+//! in full. `None` stands for the empty language, which the IR cannot express: it propagates
+//! through sequences and required repetitions, and drops out of alternations. The total number
+//! of nodes built is counted against a limit, so a pattern cannot make the grammar grow without
+//! bound. Recursion follows the HIR's depth, which the parser's nest limit bounds.
+
+use std::collections::HashMap;
+
+use regex_syntax::hir::{Class, Hir, HirKind, Look};
+use regex_syntax::utf8::Utf8Sequences;
+use sieve_ir::{ByteClass, Expr, GrammarBuilder, RuleId};
+
+/// Why lowering stopped.
+pub(crate) enum LowerError {
+    /// The node limit was reached.
+    TooLarge,
+    /// An assertion other than an anchor reached the HIR (the AST check should have stopped it).
+    Assertion,
+}
+
+/// Lowers HIR to expressions, sharing repeated Unicode classes as rules of `builder`.
+pub(crate) struct Lowerer<'b> {
+    builder: &'b mut GrammarBuilder,
+    /// The base of names of class rules.
+    rule_base: String,
+    /// How often each multi-byte Unicode class occurs in the HIR (from [`Lowerer::count`]).
+    uses: HashMap<Vec<(char, char)>, usize>,
+    /// Classes already made into rules.
+    shared: HashMap<Vec<(char, char)>, RuleId>,
+    nodes: usize,
+    max_nodes: usize,
+}
+
+impl<'b> Lowerer<'b> {
+    /// A lowerer adding class rules named after `rule_base` to `builder`, building at most
+    /// `max_nodes` expression nodes.
+    pub(crate) fn new(builder: &'b mut GrammarBuilder, rule_base: &str, max_nodes: usize) -> Self {
+        Lowerer {
+            builder,
+            rule_base: format!("{rule_base}_class"),
+            uses: HashMap::new(),
+            shared: HashMap::new(),
+            nodes: 0,
+            max_nodes,
+        }
+    }
+
+    /// Counts the Unicode classes of `hir` (call once, before [`Lowerer::lower`]).
+    pub(crate) fn count(&mut self, hir: &Hir) {
+        match hir.kind() {
+            HirKind::Class(Class::Unicode(class)) if !class.is_ascii() => {
+                *self.uses.entry(key(class)).or_default() += 1;
+            }
+            HirKind::Repetition(rep) => self.count(&rep.sub),
+            HirKind::Capture(cap) => self.count(&cap.sub),
+            HirKind::Concat(items) | HirKind::Alternation(items) => {
+                items.iter().for_each(|h| self.count(h));
+            }
+            _ => {}
+        }
+    }
+
+    fn charge(&mut self, nodes: usize) -> Result<(), LowerError> {
+        self.nodes = self.nodes.saturating_add(nodes);
+        if self.nodes > self.max_nodes {
+            Err(LowerError::TooLarge)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The expression matching exactly what `hir` fully matches; `None` for the empty language.
+    pub(crate) fn lower(&mut self, hir: &Hir) -> Result<Option<Expr>, LowerError> {
+        self.charge(1)?;
+        Ok(match hir.kind() {
+            HirKind::Empty => Some(Expr::empty()),
+            HirKind::Literal(lit) => Some(Expr::bytes(lit.0.to_vec())),
+            HirKind::Class(Class::Bytes(class)) => Expr::class(ByteClass::from_ranges(
+                class.ranges().iter().map(|r| (r.start(), r.end())),
+            )),
+            HirKind::Class(Class::Unicode(class)) => self.unicode_class(class)?,
+            HirKind::Look(look) => match look {
+                Look::Start
+                | Look::End
+                | Look::StartLF
+                | Look::EndLF
+                | Look::StartCRLF
+                | Look::EndCRLF => Some(Expr::empty()),
+                _ => return Err(LowerError::Assertion),
+            },
+            HirKind::Repetition(rep) => match self.lower(&rep.sub)? {
+                Some(item) => Some(
+                    Expr::repeat(item, rep.min, rep.max)
+                        .expect("regex-syntax checks that min <= max"),
+                ),
+                None if rep.min == 0 => Some(Expr::empty()),
+                None => None,
+            },
+            HirKind::Capture(cap) => self.lower(&cap.sub)?,
+            HirKind::Concat(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    match self.lower(item)? {
+                        Some(expr) => out.push(expr),
+                        None => return Ok(None),
+                    }
+                }
+                Some(Expr::seq(out))
+            }
+            HirKind::Alternation(alts) => {
+                let mut out = Vec::with_capacity(alts.len());
+                for alt in alts {
+                    out.extend(self.lower(alt)?);
+                }
+                Expr::choice(out)
+            }
+        })
+    }
+
+    fn unicode_class(
+        &mut self,
+        class: &regex_syntax::hir::ClassUnicode,
+    ) -> Result<Option<Expr>, LowerError> {
+        let key = key(class);
+        if let Some(&id) = self.shared.get(&key) {
+            return Ok(Some(Expr::rule(id)));
+        }
+        let Some(expr) = self.utf8_choice(class)? else {
+            return Ok(None);
+        };
+        if self.uses.get(&key).copied().unwrap_or(0) < 2 {
+            return Ok(Some(expr));
+        }
+        let id = self
+            .builder
+            .fresh(&self.rule_base)
+            .map_err(|_| LowerError::TooLarge)?;
+        self.builder.define(id, expr);
+        self.shared.insert(key, id);
+        Ok(Some(Expr::rule(id)))
+    }
+
+    /// The UTF-8 encodings of the class's characters as a choice of byte-class sequences.
+    ///
+    /// Consecutive sequences that differ only in their last byte range share one alternative
+    /// whose last item is the union of those ranges (`\xe0\xa6` `[\x85-\x8c\x8f\x90]`), and
+    /// all one-byte sequences share one byte class.
+    fn utf8_choice(
+        &mut self,
+        class: &regex_syntax::hir::ClassUnicode,
+    ) -> Result<Option<Expr>, LowerError> {
+        let mut single = ByteClass::EMPTY;
+        // (all byte ranges but the last, the union of last byte ranges)
+        let mut groups: Vec<(Vec<(u8, u8)>, ByteClass)> = Vec::new();
+        for range in class.ranges() {
+            for seq in Utf8Sequences::new(range.start(), range.end()) {
+                let Some((last, prefix)) = seq.as_slice().split_last() else {
+                    continue;
+                };
+                if prefix.is_empty() {
+                    single.add_range(last.start, last.end);
+                    continue;
+                }
+                let prefix: Vec<(u8, u8)> = prefix.iter().map(|r| (r.start, r.end)).collect();
+                match groups.last_mut() {
+                    Some((p, tail)) if *p == prefix => tail.add_range(last.start, last.end),
+                    _ => {
+                        self.charge(prefix.len() + 2)?;
+                        groups.push((prefix, ByteClass::range(last.start, last.end)));
+                    }
+                }
+            }
+        }
+        let mut alternatives = Vec::with_capacity(groups.len() + 1);
+        if let Some(expr) = Expr::class(single) {
+            self.charge(1)?;
+            alternatives.push(expr);
+        }
+        for (prefix, tail) in groups {
+            alternatives.push(byte_sequence(
+                prefix
+                    .into_iter()
+                    .map(|(lo, hi)| ByteClass::range(lo, hi))
+                    .chain([tail]),
+            ));
+        }
+        Ok(Expr::choice(alternatives))
+    }
+}
+
+/// The sequence of the given non-empty byte classes, runs of single bytes joined into strings.
+fn byte_sequence(classes: impl IntoIterator<Item = ByteClass>) -> Expr {
+    let mut items = Vec::new();
+    let mut run = Vec::new();
+    for class in classes {
+        if let Some(b) = class.single_byte() {
+            run.push(b);
+            continue;
+        }
+        if !run.is_empty() {
+            items.push(Expr::bytes(std::mem::take(&mut run)));
+        }
+        items.extend(Expr::class(class));
+    }
+    if !run.is_empty() {
+        items.push(Expr::bytes(run));
+    }
+    Expr::seq(items)
+}
+
+fn key(class: &regex_syntax::hir::ClassUnicode) -> Vec<(char, char)> {
+    class
+        .ranges()
+        .iter()
+        .map(|r| (r.start(), r.end()))
+        .collect()
+}
