@@ -221,3 +221,66 @@ impl Checker<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(pattern: &str) -> Result<usize, Error> {
+        let ast = regex_syntax::ast::parse::Parser::new()
+            .parse(pattern)
+            .expect("valid syntax");
+        check(pattern, &ast, 100).map(|sites| sites.len())
+    }
+
+    #[test]
+    fn anchors_at_the_ends_pass() {
+        for ok in [
+            "^a$", r"\Aa\z", "^a|^b", "a$|b$", "(^a|b)c", "a(b$|c)", "(?i)^a", "a(?i)$", "^^a",
+            "a$$", "^$", "$^", "(?:(^a))", "",
+        ] {
+            assert!(run(ok).is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
+    fn anchors_elsewhere_fail() {
+        for bad in ["a^", "$a", "(^a)?", "a|b^c", "x(a|^b)", "x(^)", "(?m)a$b"] {
+            assert!(
+                matches!(run(bad), Err(Error::MisplacedAnchor { .. })),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn flags_are_tracked_in_pattern_order() {
+        let multi = |pattern: &str| match run(pattern) {
+            Err(Error::MisplacedAnchor { multi_line, .. }) => multi_line,
+            other => panic!("{pattern}: {other:?}"),
+        };
+        assert!(multi("(?m)a^b"));
+        assert!(!multi("(?m:a)^b"));
+        assert!(multi("(?m)x|a^b"));
+        assert!(!multi("(?m)(?-m)a^b"));
+    }
+
+    #[test]
+    fn repetition_bounds_are_checked() {
+        assert!(run("a{100}").is_ok());
+        assert!(matches!(
+            run("a{3,101}"),
+            Err(Error::RepeatTooLarge { bound: 101, .. })
+        ));
+        assert_eq!(run(r"[a]\w.\pL").unwrap(), 4);
+    }
+
+    #[test]
+    fn flag_state_prints_as_inline_flags() {
+        let state = FlagState {
+            case_insensitive: true,
+            ..FlagState::default()
+        };
+        assert_eq!(state.to_syntax(), "iu-mx");
+    }
+}

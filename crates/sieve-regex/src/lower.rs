@@ -235,3 +235,80 @@ fn key(class: &regex_syntax::hir::ClassUnicode) -> Vec<(char, char)> {
         .map(|r| (r.start(), r.end()))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sieve_ir::ExprKind;
+
+    fn lower(pattern: &str) -> (Option<Expr>, GrammarBuilder) {
+        let hir = regex_syntax::ParserBuilder::new()
+            .utf8(false)
+            .build()
+            .parse(pattern)
+            .unwrap();
+        let mut builder = GrammarBuilder::new();
+        builder.declare("root").unwrap();
+        let mut lowerer = Lowerer::new(&mut builder, "root", 10_000);
+        lowerer.count(&hir);
+        let expr = lowerer.lower(&hir).ok().unwrap();
+        (expr, builder)
+    }
+
+    #[test]
+    fn one_byte_sequences_merge_into_one_class() {
+        let (expr, _) = lower("[a-cx-zé]");
+        let ExprKind::Choice(alts) = expr.unwrap().into_kind() else {
+            panic!("a choice");
+        };
+        assert_eq!(
+            alts[0],
+            Expr::class(ByteClass::from_ranges([(b'a', b'c'), (b'x', b'z')])).unwrap()
+        );
+        assert_eq!(alts[1], Expr::bytes("é"));
+    }
+
+    #[test]
+    fn sequences_sharing_a_prefix_merge_their_last_byte() {
+        // U+0391..U+03A1 and U+03A3..U+03A9 are all \xce followed by one byte.
+        let (expr, _) = lower("[Α-ΡΣ-Ω]");
+        let expected = Expr::seq([
+            Expr::bytes([0xce]),
+            Expr::class(ByteClass::from_ranges([(0x91, 0xa1), (0xa3, 0xa9)])).unwrap(),
+        ]);
+        assert_eq!(expr.unwrap(), expected);
+    }
+
+    #[test]
+    fn empty_language_propagates() {
+        assert_eq!(lower("a[a&&b]").0, None);
+        assert_eq!(lower("a|[a&&b]").0, Some(Expr::bytes("a")));
+        assert_eq!(lower("[a&&b]*").0, Some(Expr::empty()));
+        assert_eq!(lower("(?:[a&&b]){2}").0, None);
+    }
+
+    #[test]
+    fn repeated_unicode_classes_become_one_rule() {
+        let (expr, builder) = lower(r"\pL-\pL-[a-z]-[a-z]");
+        assert_eq!(builder.len(), 2);
+        let class_rule = builder.lookup("root_class").unwrap();
+        let refs = expr
+            .unwrap()
+            .children()
+            .iter()
+            .filter(|e| **e == Expr::rule(class_rule))
+            .count();
+        assert_eq!(refs, 2);
+    }
+
+    #[test]
+    fn the_node_limit_stops_lowering() {
+        let hir = regex_syntax::ParserBuilder::new()
+            .build()
+            .parse(r"\w")
+            .unwrap();
+        let mut builder = GrammarBuilder::new();
+        let mut lowerer = Lowerer::new(&mut builder, "root", 50);
+        assert!(matches!(lowerer.lower(&hir), Err(LowerError::TooLarge)));
+    }
+}

@@ -159,9 +159,10 @@ fn check_language(pattern: &str, hand: impl IntoIterator<Item = Vec<u8>>) {
         failure_persistence: None,
         ..Config::default()
     });
-    let positive = proptest::string::bytes_regex_parsed(&without_anchors(pattern))
-        .expect("proptest can generate this pattern")
-        .boxed();
+    let positive =
+        proptest::string::bytes_regex_parsed(&without_anchors(pattern).expect("not empty"))
+            .expect("proptest can generate this pattern")
+            .boxed();
     let edited = (positive.clone(), any::<(prop::sample::Index, u8, u8)>()).prop_map(
         |(mut s, (at, op, byte))| {
             let i = at.index(s.len() + 1);
@@ -204,9 +205,10 @@ fn alphabet(pattern: &str) -> Vec<Vec<u8>> {
 }
 
 /// The pattern's HIR with assertions replaced by the empty regex (proptest cannot generate
-/// them; the anchors sieve accepts always hold at the ends of a full match), alternatives that
-/// are empty classes removed, and repetitions capped at four more than their minimum.
-fn without_anchors(pattern: &str) -> Hir {
+/// them; the anchors sieve accepts always hold at the ends of a full match), empty classes
+/// removed (proptest cannot generate from them either), and repetitions capped at four more
+/// than their minimum. `None` when the language is empty.
+fn without_anchors(pattern: &str) -> Option<Hir> {
     let hir = regex_syntax::ParserBuilder::new()
         .utf8(false)
         .build()
@@ -215,30 +217,143 @@ fn without_anchors(pattern: &str) -> Hir {
     strip(hir)
 }
 
-fn strip(hir: Hir) -> Hir {
-    match hir.into_kind() {
-        HirKind::Look(_) => Hir::empty(),
+fn strip(hir: Hir) -> Option<Hir> {
+    Some(match hir.into_kind() {
+        HirKind::Look(_) | HirKind::Empty => Hir::empty(),
+        HirKind::Literal(lit) => Hir::literal(lit.0),
+        HirKind::Class(class) if class.is_empty() => return None,
+        HirKind::Class(class) => Hir::class(class),
         HirKind::Repetition(mut rep) => {
             // Short positives keep the (cubic, unoptimised) reference recogniser quick.
             rep.max = Some(rep.max.unwrap_or(rep.min + 4).min(rep.min + 4));
-            rep.sub = Box::new(strip(*rep.sub));
-            Hir::repetition(rep)
+            match strip(*rep.sub) {
+                Some(sub) => {
+                    rep.sub = Box::new(sub);
+                    Hir::repetition(rep)
+                }
+                None if rep.min == 0 => Hir::empty(),
+                None => return None,
+            }
         }
         HirKind::Capture(mut cap) => {
-            cap.sub = Box::new(strip(*cap.sub));
+            cap.sub = Box::new(strip(*cap.sub)?);
             Hir::capture(cap)
         }
-        HirKind::Concat(items) => Hir::concat(items.into_iter().map(strip).collect()),
-        // proptest cannot generate from an empty class: drop such alternatives.
-        HirKind::Alternation(items) => Hir::alternation(
-            items
-                .into_iter()
-                .filter(|h| !matches!(h.kind(), HirKind::Class(c) if c.is_empty()))
-                .map(strip)
-                .collect(),
-        ),
-        HirKind::Empty => Hir::empty(),
-        HirKind::Literal(lit) => Hir::literal(lit.0),
-        HirKind::Class(class) => Hir::class(class),
+        HirKind::Concat(items) => Hir::concat(items.into_iter().map(strip).collect::<Option<_>>()?),
+        HirKind::Alternation(items) => {
+            let alts: Vec<Hir> = items.into_iter().filter_map(strip).collect();
+            if alts.is_empty() {
+                return None;
+            }
+            Hir::alternation(alts)
+        }
+    })
+}
+
+/// Random patterns built from fragments: sieve either compiles them to a grammar that agrees
+/// with the oracle on random inputs, or rejects them with an error whose span lies inside the
+/// pattern on character boundaries (so it renders).
+#[test]
+fn random_patterns_match_the_oracle_or_fail_cleanly() {
+    let atom = prop::sample::select(vec![
+        "a",
+        "b",
+        "ab",
+        "[a-c]",
+        "[^a]",
+        ".",
+        r"\w",
+        r"\d",
+        r"\s",
+        "é",
+        "α",
+        "(?i:k)",
+        "(?i:ß)",
+        r"\p{Greek}",
+        "[α-ω]",
+        r"(?-u:\xff)",
+        r"(?-u:[\x80-\xbf])",
+        "(?s:.)",
+        "^",
+        "$",
+        r"\A",
+        r"\z",
+        r"\b",
+        "",
+        "[a&&b]",
+        r"\n",
+    ])
+    .prop_map(str::to_owned);
+    let pattern = atom.prop_recursive(4, 24, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 2..4).prop_map(|items| items.concat()),
+            prop::collection::vec(inner.clone(), 2..4).prop_map(|items| items.join("|")),
+            inner.clone().prop_map(|p| format!("({p})")),
+            (
+                inner,
+                prop::sample::select(vec!["*", "+", "?", "{2}", "{0,2}", "{1,}"])
+            )
+                .prop_map(|(p, op)| format!("(?:{p}){op}")),
+        ]
+    });
+    let fragments: Vec<Vec<u8>> = COMMON.iter().map(|f| f.to_vec()).collect();
+    let inputs = prop::collection::vec(
+        prop::collection::vec(prop::sample::select(fragments), 0..6)
+            .prop_map(|parts| parts.concat()),
+        16,
+    );
+    let mut runner = TestRunner::new(Config {
+        cases: 384,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let result = runner.run(&(pattern, inputs), |(pattern, inputs)| {
+        let compiled = sieve_regex::compile(&pattern, &Default::default());
+        let grammar = match compiled {
+            Ok(grammar) => grammar,
+            Err(err) => {
+                use sieve_diagnostics::Located;
+                let span = err.span();
+                prop_assert!(span.start <= span.end && span.end <= pattern.len());
+                prop_assert!(pattern.is_char_boundary(span.start));
+                prop_assert!(pattern.is_char_boundary(span.end));
+                let _ = sieve_diagnostics::SourceFile::new("<regex>", &pattern).render_error(&err);
+                return Ok(());
+            }
+        };
+        let Ok(oracle) = regex::bytes::Regex::new(&format!(r"\A(?:{pattern})\z")) else {
+            return Ok(());
+        };
+        let recognizer = Recognizer::new(&grammar).expect("small repetition bounds");
+        for input in inputs.iter().chain(oracle_witnesses(&pattern).iter()) {
+            prop_assert_eq!(
+                recognizer.accepts(input),
+                oracle.is_match(input),
+                "pattern {:?}, input {:?}\n{}",
+                pattern,
+                String::from_utf8_lossy(input),
+                grammar
+            );
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
     }
+}
+
+/// A few strings the pattern matches (generated from it), so random patterns are also tested
+/// on accepted inputs.
+fn oracle_witnesses(pattern: &str) -> Vec<Vec<u8>> {
+    let Some(hir) = without_anchors(pattern) else {
+        return Vec::new();
+    };
+    let Ok(strategy) = proptest::string::bytes_regex_parsed(&hir) else {
+        return Vec::new();
+    };
+    let mut runner = TestRunner::deterministic();
+    (0..4)
+        .filter_map(|_| strategy.new_tree(&mut runner).ok())
+        .map(|tree| proptest::strategy::ValueTree::current(&tree))
+        .collect()
 }
