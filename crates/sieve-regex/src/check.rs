@@ -76,7 +76,7 @@ impl FlagState {
         }
     }
 
-    /// The flags as an inline flag group's contents, e.g. `i-mux`.
+    /// The flags as an inline flag group's contents, e.g. `iu-mx` (no dangling `-`).
     pub(crate) fn to_syntax(self) -> String {
         let mut on = String::new();
         let mut off = String::new();
@@ -88,7 +88,11 @@ impl FlagState {
         ] {
             if set { &mut on } else { &mut off }.push(flag);
         }
-        format!("{on}-{off}")
+        if off.is_empty() {
+            on
+        } else {
+            format!("{on}-{off}")
+        }
     }
 }
 
@@ -282,5 +286,12 @@ mod tests {
             ..FlagState::default()
         };
         assert_eq!(state.to_syntax(), "iu-mx");
+        let all = FlagState {
+            case_insensitive: true,
+            multi_line: true,
+            unicode: true,
+            ignore_whitespace: true,
+        };
+        assert_eq!(all.to_syntax(), "imux");
     }
 }

@@ -201,6 +201,7 @@ fn empty_languages_point_at_the_empty_class() {
             r"(?i)a(?-i:[a&&A])",
             (10, 16),
         ),
+        ("empty_class_all_flags_on", r"(?imx)a [a&&b]", (8, 14)),
     ] {
         let e = err(name, pattern, span);
         assert_eq!(
