@@ -96,7 +96,12 @@ pub fn source_problems(root: &Path) -> Vec<String> {
             problems.push(format!("{shown}: does not start with a `//!` module doc"));
         }
         for (number, line) in text.lines().enumerate() {
-            for forbidden in ["dbg!(", "todo!(", "unimplemented!("] {
+            // Spelled in two parts so this line does not flag itself.
+            for forbidden in [
+                concat!("dbg", "!("),
+                concat!("todo", "!("),
+                concat!("unimplemented", "!("),
+            ] {
                 if line.contains(forbidden) && !line.trim_start().starts_with("//") {
                     problems.push(format!("{shown}:{}: `{forbidden}` left in", number + 1));
                 }

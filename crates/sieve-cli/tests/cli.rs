@@ -6,14 +6,24 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn grammars_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../grammars")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../grammars")
+        .canonicalize()
+        .expect("grammars/ exists")
+}
+
+fn repo_root() -> PathBuf {
+    grammars_dir()
+        .parent()
+        .expect("grammars/ has a parent")
+        .to_path_buf()
 }
 
 /// Runs `sieve` from the repository root (so paths in messages are relative and stable).
 fn sieve(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_sieve"))
         .args(args)
-        .current_dir(grammars_dir().join(".."))
+        .current_dir(repo_root())
         .output()
         .expect("sieve runs");
     (
@@ -40,9 +50,7 @@ fn grammar_files(bad: bool) -> Vec<String> {
                     Some("gbnf" | "ebnf" | "regex")
                 )
             {
-                let relative = path
-                    .strip_prefix(grammars_dir().join(".."))
-                    .expect("inside");
+                let relative = path.strip_prefix(repo_root()).expect("inside");
                 files.push(relative.to_string_lossy().replace('\\', "/"));
             }
         }
@@ -51,9 +59,22 @@ fn grammar_files(bad: bool) -> Vec<String> {
     files
 }
 
-/// A snapshot name for a grammar path: `grammars/llama.cpp/json.gbnf` → `llama_cpp-json-gbnf`.
+/// `--root NAME` when the file names its root with a `# sieve: root=NAME` line (the
+/// convention of `grammars/`), else the file alone.
+fn file_args(file: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(repo_root().join(file)).expect("readable");
+    let mut args = vec![file.to_owned()];
+    if let Some(root) = text.lines().find_map(|l| l.strip_prefix("# sieve: root=")) {
+        args.extend(["--root".to_owned(), root.trim().to_owned()]);
+    }
+    args
+}
+
+/// A snapshot name for a grammar path: `grammars/llama.cpp/json.gbnf` → `llama_cpp-json-gbnf`,
+/// `grammars/bad/x.gbnf` → `x-gbnf`.
 fn snapshot_name(path: &str) -> String {
     path.trim_start_matches("grammars/")
+        .trim_start_matches("bad/")
         .replace(['/', '.'], "-")
         .replace("llama-cpp", "llama_cpp")
 }
@@ -64,7 +85,10 @@ fn ir_at_every_stage_for_every_grammar() {
     assert!(files.len() >= 10, "found only {files:?}");
     for file in &files {
         for stage in ["parsed", "normalized", "fsm"] {
-            let (code, stdout, stderr) = sieve(&["ir", file, "--stage", stage]);
+            let mut args = vec!["ir".to_owned(), "--stage".to_owned(), stage.to_owned()];
+            args.extend(file_args(file));
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let (code, stdout, stderr) = sieve(&args);
             assert_eq!(code, 0, "sieve ir {file} --stage {stage}: {stderr}");
             assert!(stderr.is_empty(), "{stderr}");
             insta::assert_snapshot!(format!("ir-{stage}-{}", snapshot_name(file)), stdout);
@@ -76,7 +100,10 @@ fn ir_at_every_stage_for_every_grammar() {
 fn check_summarises_every_grammar() {
     let mut summary = String::new();
     for file in grammar_files(false) {
-        let (code, stdout, stderr) = sieve(&["check", &file]);
+        let mut args = vec!["check".to_owned()];
+        args.extend(file_args(&file));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, stdout, stderr) = sieve(&args);
         assert_eq!(code, 0, "sieve check {file}: {stderr}");
         assert_eq!(stdout.lines().count(), 1, "{stdout}");
         assert!(stdout.starts_with(&format!("{file}: ok: ")), "{stdout}");

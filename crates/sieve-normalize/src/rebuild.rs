@@ -4,6 +4,8 @@
 //! ids; [`rebuild`] keeps only the rules reachable from the root, renumbers them in their old
 //! order, and maps every reference. Keeping the old relative order makes dumps stable.
 
+use std::collections::HashSet;
+
 use sieve_ir::{Expr, Grammar, GrammarBuilder, RuleId};
 
 use crate::NormalizeError;
@@ -14,6 +16,8 @@ pub(crate) struct Draft {
     pub names: Vec<String>,
     pub bodies: Vec<Option<Expr>>,
     pub root: RuleId,
+    /// Every name in `names`, for finding fresh ones quickly.
+    taken: HashSet<String>,
 }
 
 impl Draft {
@@ -31,6 +35,11 @@ impl Draft {
                 .map(|r| Some(r.body().clone()))
                 .collect(),
             root: grammar.root(),
+            taken: grammar
+                .rules()
+                .iter()
+                .map(|r| r.name().to_owned())
+                .collect(),
         }
     }
 
@@ -38,10 +47,11 @@ impl Draft {
     pub fn add_rule(&mut self, base: &str, body: Expr) -> RuleId {
         let mut name = base.to_owned();
         let mut n = 1usize;
-        while self.names.iter().any(|existing| *existing == name) {
+        while self.taken.contains(&name) {
             name = format!("{base}_{n}");
             n += 1;
         }
+        self.taken.insert(name.clone());
         self.names.push(name);
         self.bodies.push(Some(body));
         RuleId::new(self.names.len() - 1).expect("rule count is limited by the config")

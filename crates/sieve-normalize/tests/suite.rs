@@ -174,7 +174,7 @@ c ::= "x" c | "z""#,
         );
         assert_eq!(
             out,
-            "# root: root\nroot ::= [0-9] [0-9] ([0-9] [0-9]?)? \"x\" \"x\" \"x\" \"y\" \"y\"+\n"
+            "# root: root\nroot ::= [0-9] [0-9] ([0-9] [0-9]?)? \"xxxy\" \"y\"+\n"
         );
     }
 
@@ -360,7 +360,7 @@ fn size_limits_are_reported() {
         max_size: 20,
         ..Config::default()
     };
-    let g = gbnf("root ::= \"a\"{10} \"b\"{10}");
+    let g = gbnf("root ::= [ab]{10} [cd]{10}");
     match normalize(&g, &config) {
         Err(NormalizeError::TooLarge {
             pass: "repetition", ..

@@ -16,7 +16,8 @@ pub fn merge_literals(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
     draft.finish()
 }
 
-fn merge(expr: &Expr) -> Expr {
+/// `expr` with adjacent byte strings in every sequence joined.
+pub(crate) fn merge(expr: &Expr) -> Expr {
     match expr.kind() {
         ExprKind::Seq(items) => {
             let mut out: Vec<Expr> = Vec::with_capacity(items.len());

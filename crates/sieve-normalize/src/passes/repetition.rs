@@ -20,13 +20,14 @@
 //!
 //! Requires flat form, no nullable rule but the root. After it: every rule is either regular
 //! (its repetitions are all `?`, `*` or `+`) or a counted-repetition rule whose whole body is
-//! `Ref{min,max}` with other bounds; this is the contract of the automata layer.
+//! `Ref{min,max}` with other bounds; this is the contract of the automata layer. Adjacent byte
+//! strings stay merged.
 
 use std::collections::HashMap;
 
 use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 
-use crate::{flat, rebuild::Draft, Config, NormalizeError};
+use crate::{flat, passes::merge_literals, rebuild::Draft, Config, NormalizeError};
 
 /// Runs the pass.
 pub fn expand_repetitions(grammar: &Grammar, config: &Config) -> Result<Grammar, NormalizeError> {
@@ -45,7 +46,8 @@ pub fn expand_repetitions(grammar: &Grammar, config: &Config) -> Result<Grammar,
             })
             .collect::<Vec<_>>();
         let body = Expr::choice(alternatives).expect("a rule has alternatives");
-        pass.draft.bodies[id.index()] = Some(body);
+        // Expansion puts copies of byte strings side by side; keep `merge-literals`' promise.
+        pass.draft.bodies[id.index()] = Some(merge_literals::merge(&body));
     }
     pass.draft.finish()
 }
