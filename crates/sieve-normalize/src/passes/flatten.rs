@@ -1,6 +1,6 @@
 //! Pass `flatten`: anonymous groups become rules.
 //!
-//! After it every body is in flat form ([`crate::flat`]): alternatives of sequences of atoms.
+//! After it every body is in flat form (see [`crate::Stage::Flat`]): alternatives of sequences of atoms.
 //! A choice nested inside a sequence, and a repetition of anything but a byte string, class or
 //! rule reference, are moved into a fresh rule named after the rule they came from, e.g.
 //! `object ::= "{" (pair ("," pair)*)? "}"` becomes
