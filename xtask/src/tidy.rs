@@ -13,6 +13,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     ("sieve-regex", &["sieve-ir", "sieve-diagnostics"]),
     ("sieve-normalize", &["sieve-ir"]),
     ("sieve-fsm", &["sieve-ir"]),
+    ("sieve-earley", &["sieve-ir", "sieve-fsm"]),
     (
         "sieve-cli",
         &[
