@@ -14,6 +14,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     ("sieve-normalize", &["sieve-ir"]),
     ("sieve-fsm", &["sieve-ir"]),
     ("sieve-earley", &["sieve-ir", "sieve-fsm"]),
+    ("sieve-vocab", &[]),
     (
         "sieve-cli",
         &[
@@ -36,6 +37,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
             "sieve-gbnf",
             "sieve-normalize",
             "sieve-fsm",
+            "sieve-vocab",
         ],
     ),
 ];
