@@ -1,8 +1,11 @@
 //! Runs over corpora written by others, kept outside the repository in `../shared`.
 //!
 //! Today: every `.gbnf` grammar under `shared/data/grammars` must compile through every stage
-//! (front-end, normalisation, automata). The table printed is the pass rate; any failure, or a
-//! missing corpus, makes the command fail.
+//! (front-end, normalisation, automata); and every vocabulary of `shared/tokenizers` (o200k_base,
+//! cl100k_base, r50k_base, qwen3, mistral-7b-v0.1) must load from `manifest.json` and decode
+//! the reference token sequences in `crates/sieve-vocab/tests/fixtures/decode_*.json` to the
+//! reference bytes. The tables printed are the pass rates; any failure, or a missing corpus,
+//! makes the command fail.
 
 use std::path::{Path, PathBuf};
 
@@ -44,8 +47,19 @@ fn compile(path: &Path) -> Result<String, String> {
     ))
 }
 
-/// Checks every GBNF grammar of the shared corpus.
+/// Runs every check over the shared corpora; the error names each part that failed.
 pub fn run(shared: &Path) -> Result<(), String> {
+    let results = [grammars(shared), vocabularies(shared)];
+    let errors: Vec<String> = results.into_iter().filter_map(Result::err).collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
+}
+
+/// Checks every GBNF grammar of the shared corpus.
+fn grammars(shared: &Path) -> Result<(), String> {
     let dir = shared.join("data/grammars");
     if !dir.is_dir() {
         return Err(format!(
@@ -77,6 +91,115 @@ pub fn run(shared: &Path) -> Result<(), String> {
     println!("{} passed, {} failed", files.len() - failures, failures);
     if failures > 0 {
         return Err(format!("{failures} grammar(s) failed"));
+    }
+    Ok(())
+}
+
+/// The manifest entries checked, with the name of their reference-decoding fixture.
+const VOCABULARIES: &[(&str, &str)] = &[
+    ("o200k_base", "o200k_base"),
+    ("cl100k_base", "cl100k_base"),
+    ("gpt2", "r50k_base"),
+    ("qwen3", "qwen3"),
+    ("mistral-7b-v0.1", "mistral-7b-v0.1"),
+];
+
+/// Decodes every case of `decode_<fixture>.json`; the number of cases.
+fn check_decodings(vocab: &sieve_vocab::Vocabulary, fixture: &str) -> Result<usize, String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../crates/sieve-vocab/tests/fixtures")
+        .join(format!("decode_{fixture}.json"));
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let cases = value["cases"].as_array().ok_or("fixture without cases")?;
+    for case in cases {
+        let ids = case["ids"]
+            .as_array()
+            .ok_or("case without ids")?
+            .iter()
+            .map(|v| {
+                v.as_u64()
+                    .and_then(|id| u32::try_from(id).ok())
+                    .and_then(sieve_vocab::TokenId::new)
+                    .ok_or_else(|| format!("bad id {v}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let hex = case["hex"].as_str().ok_or("case without hex")?;
+        let want: Vec<u8> = (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16))
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("bad hex: {e}"))?;
+        let got = vocab.decode(&ids).map_err(|e| e.to_string())?;
+        if got != want {
+            return Err(format!(
+                "{}: decoded {:?}, reference {:?}",
+                case["note"],
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(&want)
+            ));
+        }
+    }
+    Ok(cases.len())
+}
+
+/// Loads one vocabulary from the manifest and checks it; the summary line.
+fn check_vocabulary(manifest: &Path, entry: &str, fixture: &str) -> Result<String, String> {
+    let start = std::time::Instant::now();
+    let vocab = sieve_vocab::manifest::load_named(manifest, entry).map_err(|e| e.to_string())?;
+    let loaded = start.elapsed();
+    let cases = check_decodings(&vocab, fixture)?;
+    if entry == "gpt2" {
+        let embedded = sieve_vocab::Vocabulary::embedded_default();
+        let same = embedded.n_vocab() == vocab.n_vocab()
+            && embedded.eos_ids() == vocab.eos_ids()
+            && (0..vocab.n_vocab()).all(|i| {
+                let id = sieve_vocab::TokenId::new(i as u32).expect("below n_vocab");
+                embedded.bytes(id) == vocab.bytes(id)
+                    && embedded.is_special(id) == vocab.is_special(id)
+            });
+        if !same {
+            return Err("the embedded default differs from the shared r50k_base".to_owned());
+        }
+    }
+    Ok(format!(
+        "{} ids ({} text, {} special), EOS {:?}, {cases} reference decodings ok, loaded in {:.1} ms",
+        vocab.n_vocab(),
+        vocab.n_text_tokens(),
+        vocab.special_ids().len(),
+        vocab.eos_ids().iter().map(|t| t.as_u32()).collect::<Vec<_>>(),
+        loaded.as_secs_f64() * 1e3
+    ))
+}
+
+/// Checks every vocabulary of the shared tokenizer folder against the reference decodings.
+fn vocabularies(shared: &Path) -> Result<(), String> {
+    let dir = shared.join("tokenizers");
+    let manifest = dir.join("manifest.json");
+    if !manifest.is_file() {
+        return Err(format!(
+            "corpus missing: {} does not exist (pass the shared folder as an argument)",
+            manifest.display()
+        ));
+    }
+    println!("vocabularies of {}:", manifest.display());
+    let mut failures = 0;
+    for &(entry, fixture) in VOCABULARIES {
+        match check_vocabulary(&manifest, entry, fixture) {
+            Ok(summary) => println!("  ok    {entry}: {summary}"),
+            Err(error) => {
+                failures += 1;
+                println!("  FAIL  {entry}: {error}");
+            }
+        }
+    }
+    println!(
+        "vocab: {} passed, {} failed",
+        VOCABULARIES.len() - failures,
+        failures
+    );
+    if failures > 0 {
+        return Err(format!("{failures} vocabulary(ies) failed"));
     }
     Ok(())
 }
