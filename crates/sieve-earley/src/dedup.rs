@@ -1,11 +1,17 @@
 //! A generation-stamped open-addressing set of items, reset in O(1) per Earley set.
 //!
+//! Most sets hold a handful of items, so the first [`SMALL`] items of a set are kept in a
+//! short array searched linearly; the hash table only takes over (receiving them all) when a
+//! set grows past that.
+//!
 //! # Invariants
 //!
-//! A slot belongs to the current set iff its stamp equals the current generation; starting a
-//! new set bumps the generation (clearing every stamp only when it wraps). The table is at most
-//! half full, so probing always ends; it grows by doubling and never shrinks, so after warm-up
-//! no byte allocates.
+//! - While `len <= SMALL`, the set is exactly `small[..len]` and the table holds nothing of the
+//!   current generation; after that, the table holds every item and `small` is stale.
+//! - A slot belongs to the current set iff its stamp equals the current generation; starting
+//!   a new set bumps the generation (clearing every stamp only when it wraps).
+//! - The table is at most half full, so probing always ends; it grows by doubling and never
+//!   shrinks, so after warm-up no byte allocates.
 
 use crate::parser::Item;
 
@@ -18,10 +24,14 @@ struct Slot {
 /// See the module docs.
 #[derive(Clone, Debug)]
 pub(crate) struct Dedup {
+    small: [Item; SMALL],
     slots: Vec<Slot>,
     generation: u32,
     len: usize,
 }
+
+/// How many items are searched linearly before the hash table is used.
+const SMALL: usize = 16;
 
 const EMPTY_SLOT: Slot = Slot {
     item: Item {
@@ -42,6 +52,7 @@ fn hash(item: Item) -> u64 {
 impl Dedup {
     pub(crate) fn new() -> Dedup {
         Dedup {
+            small: [EMPTY_SLOT.item; SMALL],
             slots: vec![EMPTY_SLOT; 64],
             generation: 1,
             len: 0,
@@ -64,7 +75,30 @@ impl Dedup {
     }
 
     /// Adds `item`; `true` when it was not there yet.
+    #[inline]
     pub(crate) fn insert(&mut self, item: Item) -> bool {
+        if self.len < SMALL {
+            if self.small[..self.len].contains(&item) {
+                return false;
+            }
+            self.small[self.len] = item;
+            self.len += 1;
+            return true;
+        }
+        if self.len == SMALL {
+            if self.small.contains(&item) {
+                return false;
+            }
+            self.len = 0;
+            for i in 0..SMALL {
+                let old = self.small[i];
+                self.insert_hashed(old);
+            }
+        }
+        self.insert_hashed(item)
+    }
+
+    fn insert_hashed(&mut self, item: Item) -> bool {
         if (self.len + 1) * 2 > self.slots.len() {
             self.grow();
         }

@@ -312,3 +312,36 @@ impl EarleyGrammar {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sieve_ir::{Expr, GrammarBuilder};
+
+    #[test]
+    fn nullable_fixpoint_and_layout() {
+        // root ::= "a" x | "" ; x ::= "b"{2,9}  (counted after the repetition pass)
+        let mut b = GrammarBuilder::new();
+        let root = b.declare("root").unwrap();
+        let x = b.declare("x").unwrap();
+        let item = b.declare("item").unwrap();
+        b.define(
+            root,
+            Expr::choice([Expr::seq([Expr::bytes("a"), Expr::rule(x)]), Expr::empty()]).unwrap(),
+        );
+        b.define(x, Expr::repeat(Expr::rule(item), 2, Some(9)).unwrap());
+        b.define(item, Expr::bytes("b"));
+        let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
+            .build(&b.build(root).unwrap())
+            .unwrap();
+        let g = EarleyGrammar::new(&fsms, false, Config::default());
+        assert_eq!(g.nullable, vec![true, false, false]);
+        assert!(g.root_nullable());
+        let counted = g.states[g.start[1] as usize];
+        assert_ne!(counted.counted, NOT_COUNTED);
+        assert!(g.is_final_only(g.start[1], 9));
+        assert!(!g.is_final_only(g.start[1], 8));
+        let c = g.counted[counted.counted as usize];
+        assert_eq!((c.item, c.min, c.max, c.next(3)), (2, 2, 9, 4));
+    }
+}
