@@ -16,6 +16,16 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     ("sieve-earley", &["sieve-ir", "sieve-fsm"]),
     ("sieve-vocab", &[]),
     (
+        "sieve-matcher",
+        &[
+            "sieve-ir",
+            "sieve-normalize",
+            "sieve-fsm",
+            "sieve-earley",
+            "sieve-vocab",
+        ],
+    ),
+    (
         "sieve-cli",
         &[
             "sieve-ir",

@@ -1,0 +1,40 @@
+//! The runtime: compile a grammar against a vocabulary once, then drive one [`Matcher`] per
+//! request.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use sieve_matcher::{CompiledGrammar, Matcher, Options, Tokenizer};
+//!
+//! let grammar = sieve_gbnf::compile(r#"root ::= "yes" | "no""#, &Default::default()).unwrap();
+//! let vocab = Arc::new(sieve_vocab::Vocabulary::embedded_default().clone());
+//! let tokenizer = Arc::new(Tokenizer::new(vocab)); // once per vocabulary
+//! let compiled = Arc::new(CompiledGrammar::new(&grammar, tokenizer, &Options::default()).unwrap());
+//! let mut matcher = Matcher::new(compiled.clone());
+//! let mut mask = vec![0u32; compiled.bitmask_words()];
+//! matcher.fill_next_token_bitmask(&mut mask).unwrap();
+//! let allowed = compiled.allowed_tokens(&mask);
+//! assert!(allowed.iter().all(|&t| b"yes".starts_with(compiled.vocabulary().bytes(t))
+//!     || b"no".starts_with(compiled.vocabulary().bytes(t))));
+//! ```
+//!
+//! # Contract
+//!
+//! - [`Tokenizer`] (vocabulary + token trie) is built once per vocabulary and shared.
+//! - [`CompiledGrammar`] is immutable, `Send + Sync`, shared through an `Arc`; a [`Matcher`] is
+//!   cheap to create and owned by one request.
+//! - Masks are exact: bit `t` (word `t / 32`, bit `t % 32`) is set iff the bytes accepted so far
+//!   followed by token `t`'s bytes are a prefix of some sentence of the grammar (or of an
+//!   infinite derivation of a pumping rule); an EOS token's bit is set iff the output so far is
+//!   a complete sentence; no other special token is ever set.
+//! - Every mutating call either succeeds or returns a [`MatcherError`] and leaves the matcher
+//!   exactly as it was.
+
+mod compiled;
+mod error;
+mod mask;
+mod matcher;
+
+pub use compiled::{CompileError, CompiledGrammar, Options, Tokenizer};
+pub use error::MatcherError;
+pub use matcher::Matcher;
+pub use sieve_vocab::TokenId;

@@ -1,0 +1,253 @@
+//! [`Matcher`]: the per-request state machine of the runtime.
+
+use std::sync::Arc;
+
+use sieve_earley::Parser;
+use sieve_vocab::TokenId;
+
+use crate::error::escape;
+use crate::{mask, CompiledGrammar, MatcherError};
+
+/// One accepted step, kept so [`Matcher::rollback`] can undo it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Step {
+    /// Output bytes before the step.
+    start: usize,
+    /// Whether the step was an EOS token (which terminates the matcher).
+    eos: bool,
+}
+
+/// Per-request state: the output so far against one [`CompiledGrammar`].
+///
+/// Every method that can fail leaves the matcher unchanged when it does. A *step* is one
+/// accepted token (EOS included) or one [`Matcher::accept_bytes`] call; [`Matcher::rollback`]
+/// undoes steps.
+#[derive(Clone, Debug)]
+pub struct Matcher {
+    compiled: Arc<CompiledGrammar>,
+    parser: Parser,
+    steps: Vec<Step>,
+    terminated: bool,
+}
+
+impl Matcher {
+    /// A matcher at the start of the output.
+    pub fn new(compiled: Arc<CompiledGrammar>) -> Matcher {
+        let parser = Parser::new(compiled.earley().clone());
+        Matcher {
+            compiled,
+            parser,
+            steps: Vec::new(),
+            terminated: false,
+        }
+    }
+
+    /// The compiled grammar this matcher runs.
+    pub fn compiled(&self) -> &Arc<CompiledGrammar> {
+        &self.compiled
+    }
+
+    /// Fills `bitmask` (at least [`CompiledGrammar::bitmask_words`] words; bit `t` is word
+    /// `t / 32`, bit `t % 32`) with the tokens allowed next. After termination nothing is
+    /// allowed.
+    pub fn fill_next_token_bitmask(&mut self, bitmask: &mut [u32]) -> Result<(), MatcherError> {
+        let needed = self.compiled.bitmask_words();
+        if bitmask.len() < needed {
+            return Err(MatcherError::BitmaskTooSmall {
+                given: bitmask.len(),
+                needed,
+            });
+        }
+        bitmask.fill(0);
+        if self.terminated {
+            return Ok(());
+        }
+        let compiled = self.compiled.clone();
+        if let Err(limit) = mask::fill_text_tokens(&mut self.parser, compiled.trie(), bitmask) {
+            bitmask.fill(0);
+            return Err(limit.into());
+        }
+        if self.parser.can_finish() {
+            for eos in compiled.vocabulary().eos_ids() {
+                bitmask[eos.index() / 32] |= 1 << (eos.index() % 32);
+            }
+        }
+        Ok(())
+    }
+
+    fn token(&self, id: u32) -> Result<TokenId, MatcherError> {
+        self.compiled
+            .vocabulary()
+            .token(id)
+            .ok_or(MatcherError::UnknownToken {
+                id,
+                n_vocab: self.compiled.vocabulary().n_vocab(),
+            })
+    }
+
+    /// Pushes `bytes`; on rejection pops them again and returns the offset of the first
+    /// rejected byte.
+    fn push_all(&mut self, bytes: &[u8]) -> Result<Result<(), usize>, MatcherError> {
+        for (offset, &byte) in bytes.iter().enumerate() {
+            match self.parser.push_byte(byte) {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.parser.pop_bytes(offset);
+                    return Ok(Err(offset));
+                }
+                Err(limit) => {
+                    self.parser.pop_bytes(offset);
+                    return Err(limit.into());
+                }
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    /// Accepts the sampled token `id`: its bytes extend the output, or, for an EOS token
+    /// allowed now, the matcher terminates.
+    pub fn accept_token(&mut self, id: u32) -> Result<(), MatcherError> {
+        if self.terminated {
+            return Err(MatcherError::Terminated);
+        }
+        let token = self.token(id)?;
+        let vocab = self.compiled.vocabulary().clone();
+        let start = self.parser.len();
+        if vocab.is_special(token) {
+            if vocab.is_eos(token) && self.parser.can_finish() {
+                self.steps.push(Step { start, eos: true });
+                self.terminated = true;
+                return Ok(());
+            }
+            return Err(MatcherError::SpecialNotAllowed { id });
+        }
+        match self.push_all(vocab.bytes(token))? {
+            Ok(()) => {
+                self.steps.push(Step { start, eos: false });
+                Ok(())
+            }
+            Err(_) => Err(MatcherError::TokenNotAllowed {
+                id,
+                text: escape(vocab.bytes(token)),
+                offset: start,
+            }),
+        }
+    }
+
+    /// Accepts raw bytes as one step (e.g. a prompt prefix, or forced bytes).
+    pub fn accept_bytes(&mut self, bytes: &[u8]) -> Result<(), MatcherError> {
+        if self.terminated {
+            return Err(MatcherError::Terminated);
+        }
+        let start = self.parser.len();
+        match self.push_all(bytes)? {
+            Ok(()) => {
+                self.steps.push(Step { start, eos: false });
+                Ok(())
+            }
+            Err(offset) => Err(MatcherError::BytesRejected { offset }),
+        }
+    }
+
+    /// Undoes the last `n` steps (tokens, EOS included, or `accept_bytes` calls).
+    pub fn rollback(&mut self, n: usize) -> Result<(), MatcherError> {
+        if n > self.steps.len() {
+            return Err(MatcherError::RollbackTooFar {
+                requested: n,
+                available: self.steps.len(),
+            });
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let first_undone = self.steps[self.steps.len() - n];
+        self.steps.truncate(self.steps.len() - n);
+        self.parser
+            .pop_bytes(self.parser.len() - first_undone.start);
+        self.terminated = false;
+        Ok(())
+    }
+
+    /// Back to the start of the output.
+    pub fn reset(&mut self) {
+        self.parser.reset();
+        self.steps.clear();
+        self.terminated = false;
+    }
+
+    /// Whether EOS was accepted.
+    pub fn is_terminated(&self) -> bool {
+        self.terminated
+    }
+
+    /// Whether EOS is allowed now: the output so far is a complete sentence.
+    pub fn can_terminate(&self) -> bool {
+        !self.terminated && self.parser.can_finish()
+    }
+
+    /// The output bytes accepted so far.
+    pub fn output_len(&self) -> usize {
+        self.parser.len()
+    }
+
+    /// The number of steps that [`Matcher::rollback`] can undo.
+    pub fn steps(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// The longest byte string that every continuation of the output starts with (for
+    /// jump-forward decoding): empty when the output could end here or several bytes may
+    /// follow. Bounded by `limit` bytes.
+    pub fn forced_bytes(&mut self, limit: usize) -> Result<Vec<u8>, MatcherError> {
+        let mut forced = Vec::new();
+        if self.terminated {
+            return Ok(forced);
+        }
+        while forced.len() < limit && !self.parser.can_finish() {
+            let allowed = self.parser.allowed_bytes();
+            let Some(byte) = allowed.single_byte() else {
+                break;
+            };
+            match self.parser.push_byte(byte) {
+                Ok(true) => forced.push(byte),
+                Ok(false) => break,
+                Err(limit) => {
+                    self.parser.pop_bytes(forced.len());
+                    return Err(limit.into());
+                }
+            }
+        }
+        self.parser.pop_bytes(forced.len());
+        Ok(forced)
+    }
+
+    /// How many leading tokens of `draft` would be accepted one after another, without
+    /// changing the matcher (for speculative decoding).
+    pub fn validate_tokens(&mut self, draft: &[u32]) -> Result<usize, MatcherError> {
+        if self.terminated {
+            return Ok(0);
+        }
+        let vocab = self.compiled.vocabulary().clone();
+        let start = self.parser.len();
+        let mut accepted = 0;
+        for &id in draft {
+            let token = self.token(id)?;
+            if vocab.is_special(token) {
+                if vocab.is_eos(token) && self.parser.can_finish() {
+                    accepted += 1;
+                }
+                break;
+            }
+            match self.push_all(vocab.bytes(token)) {
+                Ok(Ok(())) => accepted += 1,
+                Ok(Err(_)) => break,
+                Err(error) => {
+                    self.parser.pop_bytes(self.parser.len() - start);
+                    return Err(error);
+                }
+            }
+        }
+        self.parser.pop_bytes(self.parser.len() - start);
+        Ok(accepted)
+    }
+}

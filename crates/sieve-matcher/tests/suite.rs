@@ -1,0 +1,441 @@
+//! Matcher tests: masks against brute force at every step of random walks over every shipped
+//! grammar (with rollbacks), against the reference recogniser, and the API's error contract.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sieve_ir::{reference::Recognizer, Grammar};
+use sieve_matcher::{CompiledGrammar, Matcher, MatcherError, Options, Tokenizer};
+use sieve_vocab::Vocabulary;
+
+fn grammars_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../grammars")
+}
+
+fn grammar_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![grammars_dir()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("grammars/ exists") {
+            let path = entry.expect("readable").path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n != "bad") {
+                    dirs.push(path);
+                }
+            } else if matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("gbnf" | "ebnf" | "regex")
+            ) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+fn compile_file(path: &Path) -> Grammar {
+    let text = std::fs::read_to_string(path).expect("readable");
+    if path.extension().is_some_and(|e| e == "regex") {
+        sieve_regex::compile(text.trim_end_matches('\n'), &Default::default()).expect("compiles")
+    } else {
+        let root = text
+            .lines()
+            .find_map(|l| l.strip_prefix("# sieve: root="))
+            .map_or("root", str::trim);
+        sieve_gbnf::compile(&text, &sieve_gbnf::Options::with_root(root)).expect("compiles")
+    }
+}
+
+/// A small vocabulary for `samples`: every single byte, the substrings of length 2 to 5 of
+/// the samples (so tokens cross rule boundaries), and `</s>` as EOS.
+fn synthetic_vocab(samples: &[Vec<u8>]) -> Vocabulary {
+    let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    for sample in samples {
+        for len in 2..=5 {
+            for window in sample.windows(len).step_by(len - 1) {
+                tokens.push(window.to_vec());
+            }
+        }
+    }
+    tokens.sort();
+    tokens.dedup();
+    tokens.truncate(1500);
+    let mut list: String = tokens
+        .iter()
+        .map(|t| {
+            format!(
+                "hex:{}\n",
+                t.iter().map(|b| format!("{b:02x}")).collect::<String>()
+            )
+        })
+        .collect();
+    list.push_str("special:\"</s>\"\n\n");
+    sieve_vocab::plain::parse(list.as_bytes(), &Default::default()).expect("valid list")
+}
+
+/// Greedy longest-match tokenisation (any tokenisation will do for a walk).
+fn tokenize(vocab: &Vocabulary, text: &[u8]) -> Vec<u32> {
+    let mut by_bytes: HashMap<&[u8], u32> = HashMap::new();
+    for id in 0..vocab.n_vocab() as u32 {
+        let token = vocab.token(id).expect("in range");
+        if !vocab.is_special(token) {
+            by_bytes.entry(vocab.bytes(token)).or_insert(id);
+        }
+    }
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let len = (1..=text.len() - at)
+            .rev()
+            .find(|&len| by_bytes.contains_key(&text[at..at + len]))
+            .expect("single bytes are tokens");
+        out.push(by_bytes[&text[at..at + len]]);
+        at += len;
+    }
+    out
+}
+
+fn mask_of(matcher: &mut Matcher) -> Vec<u32> {
+    let mut mask = vec![0u32; matcher.compiled().bitmask_words()];
+    matcher.fill_next_token_bitmask(&mut mask).expect("mask");
+    mask
+}
+
+/// The brute-force mask: every token fed on its own to the recogniser.
+fn oracle_mask(matcher: &mut Matcher) -> Vec<u32> {
+    let compiled = matcher.compiled().clone();
+    let vocab = compiled.vocabulary();
+    let mut mask = vec![0u32; compiled.bitmask_words()];
+    for id in 0..vocab.n_vocab() as u32 {
+        if matcher.validate_tokens(&[id]).expect("no limit") == 1 {
+            mask[id as usize / 32] |= 1 << (id % 32);
+        }
+    }
+    mask
+}
+
+fn describe(compiled: &CompiledGrammar, a: &[u32], b: &[u32]) -> String {
+    let only = |x: &[u32], y: &[u32]| -> Vec<String> {
+        compiled
+            .allowed_tokens(x)
+            .into_iter()
+            .filter(|t| y[t.index() / 32] & (1 << (t.index() % 32)) == 0)
+            .take(5)
+            .map(|t| {
+                format!(
+                    "{}={:?}",
+                    t.index(),
+                    String::from_utf8_lossy(compiled.vocabulary().bytes(t))
+                )
+            })
+            .collect()
+    };
+    format!("mask only: {:?}; oracle only: {:?}", only(a, b), only(b, a))
+}
+
+/// Walks `tokens` from a fresh matcher, checking the mask against the oracle at every step,
+/// rolling back now and then, and finishing with EOS.
+fn walk(compiled: &Arc<CompiledGrammar>, tokens: &[u32], label: &str) {
+    let mut matcher = Matcher::new(compiled.clone());
+    let mut history: Vec<Vec<u32>> = Vec::new();
+    let mut step = 0;
+    let mut rolled_back_at = 0;
+    while step <= tokens.len() {
+        let mask = mask_of(&mut matcher);
+        let oracle = oracle_mask(&mut matcher);
+        assert!(
+            mask == oracle,
+            "{label}: step {step}: {}",
+            describe(compiled, &mask, &oracle)
+        );
+        if step < history.len() {
+            assert_eq!(mask, history[step], "{label}: step {step} after rollback");
+        } else {
+            history.push(mask.clone());
+        }
+        if step == tokens.len() {
+            break;
+        }
+        let token = tokens[step];
+        assert!(
+            mask[token as usize / 32] & (1 << (token % 32)) != 0,
+            "{label}: step {step}: sampled token not allowed"
+        );
+        matcher
+            .accept_token(token)
+            .expect("allowed token is accepted");
+        step += 1;
+        // Roll back two steps at every fifth step, then walk forward again.
+        if step % 5 == 0 && step > rolled_back_at {
+            rolled_back_at = step;
+            matcher.rollback(2).expect("two steps to undo");
+            step -= 2;
+        }
+    }
+    assert!(
+        matcher.can_terminate(),
+        "{label}: a sentence must allow EOS"
+    );
+    let eos = compiled.vocabulary().eos_ids()[0].as_u32();
+    matcher.accept_token(eos).expect("EOS accepted");
+    assert!(matcher.is_terminated());
+    assert_eq!(
+        matcher.accept_token(tokens.first().copied().unwrap_or(eos)),
+        Err(MatcherError::Terminated)
+    );
+    assert!(mask_of(&mut matcher).iter().all(|&w| w == 0));
+    matcher.rollback(1).expect("EOS can be undone");
+    assert!(matcher.can_terminate() && !matcher.is_terminated());
+}
+
+/// Up to `count` sampled sentences of at most 100 bytes (drawing more seeds if needed).
+fn samples(grammar: &Grammar, count: usize) -> Vec<Vec<u8>> {
+    let recognizer = Recognizer::new(grammar).expect("small bounds");
+    (0..20 * count as u64)
+        .filter_map(|seed| recognizer.sample(seed, 6))
+        .filter(|s| s.len() <= 100)
+        .take(count)
+        .collect()
+}
+
+#[test]
+fn masks_equal_brute_force_on_every_grammar_with_a_synthetic_vocabulary() {
+    let files = grammar_files();
+    assert!(files.len() >= 10);
+    for path in files {
+        let grammar = compile_file(&path);
+        let sentences = samples(&grammar, 6);
+        assert!(!sentences.is_empty(), "{}: no samples", path.display());
+        let vocab = Arc::new(synthetic_vocab(&sentences));
+        let compiled = Arc::new(
+            CompiledGrammar::new(
+                &grammar,
+                Arc::new(Tokenizer::new(vocab.clone())),
+                &Options::default(),
+            )
+            .expect("compiles"),
+        );
+        for (i, sentence) in sentences.iter().enumerate().take(3) {
+            walk(
+                &compiled,
+                &tokenize(&vocab, sentence),
+                &format!("{} #{i}", path.display()),
+            );
+        }
+    }
+}
+
+#[test]
+fn masks_equal_brute_force_with_the_embedded_gpt2_vocabulary() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    for name in [
+        "llama.cpp/json.gbnf",
+        "llama.cpp/arithmetic.gbnf",
+        "regex/iso-date.regex",
+    ] {
+        let path = grammars_dir().join(name);
+        let grammar = compile_file(&path);
+        let compiled = Arc::new(
+            CompiledGrammar::new(
+                &grammar,
+                Arc::new(Tokenizer::new(vocab.clone())),
+                &Options::default(),
+            )
+            .expect("compiles"),
+        );
+        let sentence = samples(&grammar, 3).into_iter().next().expect("a sample");
+        let tokens: Vec<u32> = tokenize(&vocab, &sentence).into_iter().take(12).collect();
+        // Walk a prefix: check every step, without requiring EOS at the end.
+        let mut matcher = Matcher::new(compiled.clone());
+        for (step, &token) in tokens.iter().enumerate() {
+            let mask = mask_of(&mut matcher);
+            let oracle = oracle_mask(&mut matcher);
+            assert!(
+                mask == oracle,
+                "{name}: step {step}: {}",
+                describe(&compiled, &mask, &oracle)
+            );
+            matcher.accept_token(token).expect("sampled token allowed");
+        }
+    }
+}
+
+/// Independent of the Earley recogniser: a token is allowed iff the reference recogniser says
+/// output + token is a viable prefix (the shipped grammars have no infinite-only rules).
+#[test]
+fn masks_agree_with_the_reference_recogniser() {
+    for path in grammar_files() {
+        let grammar = compile_file(&path);
+        let recognizer = Recognizer::new(&grammar).expect("small bounds");
+        let sentences = samples(&grammar, 4);
+        assert!(
+            !sentences.is_empty(),
+            "{}: no short samples",
+            path.display()
+        );
+        let vocab = Arc::new(synthetic_vocab(&sentences));
+        let compiled = Arc::new(
+            CompiledGrammar::new(
+                &grammar,
+                Arc::new(Tokenizer::new(vocab.clone())),
+                &Options::default(),
+            )
+            .expect("compiles"),
+        );
+        let sentence = &sentences[0];
+        let tokens = tokenize(&vocab, sentence);
+        let mut matcher = Matcher::new(compiled.clone());
+        let mut output = Vec::new();
+        for (step, &token) in tokens.iter().enumerate().take(4) {
+            let mask = mask_of(&mut matcher);
+            for id in (0..vocab.n_vocab() as u32).step_by(3) {
+                let t = vocab.token(id).expect("in range");
+                if vocab.is_special(t) {
+                    continue;
+                }
+                let mut candidate = output.clone();
+                candidate.extend_from_slice(vocab.bytes(t));
+                let expected = recognizer.accepts_prefix(&candidate);
+                let got = mask[id as usize / 32] & (1 << (id % 32)) != 0;
+                assert_eq!(
+                    got,
+                    expected,
+                    "{}: step {step}, token {:?}",
+                    path.display(),
+                    String::from_utf8_lossy(vocab.bytes(t))
+                );
+            }
+            assert_eq!(
+                matcher.can_terminate(),
+                recognizer.accepts(&output),
+                "{}: step {step}",
+                path.display()
+            );
+            matcher.accept_token(token).expect("allowed");
+            output.extend_from_slice(vocab.bytes(vocab.token(token).expect("in range")));
+        }
+    }
+}
+
+fn yes_no() -> (Arc<CompiledGrammar>, Vocabulary) {
+    let grammar = sieve_gbnf::compile(
+        "root ::= \"yes\" | \"no\" | \"maybe\" [0-9]",
+        &Default::default(),
+    )
+    .unwrap();
+    let vocab = synthetic_vocab(&[b"yes".to_vec(), b"no".to_vec(), b"maybe7".to_vec()]);
+    let compiled = Arc::new(
+        CompiledGrammar::new(
+            &grammar,
+            Arc::new(Tokenizer::new(Arc::new(vocab.clone()))),
+            &Options::default(),
+        )
+        .unwrap(),
+    );
+    (compiled, vocab)
+}
+
+fn id_of(vocab: &Vocabulary, bytes: &[u8]) -> u32 {
+    (0..vocab.n_vocab() as u32)
+        .find(|&i| {
+            vocab
+                .token(i)
+                .is_some_and(|t| !vocab.is_special(t) && vocab.bytes(t) == bytes)
+        })
+        .expect("token exists")
+}
+
+#[test]
+fn errors_leave_the_matcher_unchanged() {
+    let (compiled, vocab) = yes_no();
+    let mut matcher = Matcher::new(compiled.clone());
+    let before = mask_of(&mut matcher);
+    let n_vocab = vocab.n_vocab();
+    assert_eq!(
+        matcher.accept_token(n_vocab as u32),
+        Err(MatcherError::UnknownToken {
+            id: n_vocab as u32,
+            n_vocab
+        })
+    );
+    assert!(matches!(
+        matcher.accept_token(id_of(&vocab, b"x")),
+        Err(MatcherError::TokenNotAllowed { offset: 0, .. })
+    ));
+    let eos = vocab.eos_ids()[0].as_u32();
+    assert_eq!(
+        matcher.accept_token(eos),
+        Err(MatcherError::SpecialNotAllowed { id: eos })
+    );
+    assert_eq!(
+        matcher.accept_bytes(b"yex"),
+        Err(MatcherError::BytesRejected { offset: 2 })
+    );
+    assert_eq!(
+        matcher.rollback(1),
+        Err(MatcherError::RollbackTooFar {
+            requested: 1,
+            available: 0
+        })
+    );
+    let mut short = vec![0u32; 1];
+    assert!(matches!(
+        matcher.fill_next_token_bitmask(&mut short),
+        Err(MatcherError::BitmaskTooSmall { .. })
+    ));
+    assert_eq!(mask_of(&mut matcher), before);
+    assert_eq!(matcher.output_len(), 0);
+    assert_eq!(matcher.steps(), 0);
+}
+
+#[test]
+fn forced_bytes_validate_tokens_and_accept_bytes() {
+    let (compiled, vocab) = yes_no();
+    let mut matcher = Matcher::new(compiled);
+    assert_eq!(matcher.forced_bytes(64).unwrap(), b"");
+    matcher.accept_bytes(b"m").unwrap();
+    assert_eq!(matcher.forced_bytes(64).unwrap(), b"aybe");
+    assert_eq!(matcher.forced_bytes(2).unwrap(), b"ay");
+    let draft = [
+        id_of(&vocab, b"ay"),
+        id_of(&vocab, b"be"),
+        id_of(&vocab, b"7"),
+        vocab.eos_ids()[0].as_u32(),
+        id_of(&vocab, b"y"),
+    ];
+    assert_eq!(matcher.validate_tokens(&draft).unwrap(), 4);
+    assert_eq!(matcher.validate_tokens(&draft[1..]).unwrap(), 0);
+    assert_eq!(matcher.output_len(), 1, "validation changes nothing");
+    for &t in &draft[..4] {
+        matcher.accept_token(t).unwrap();
+    }
+    assert!(matcher.is_terminated());
+    assert_eq!(matcher.steps(), 5);
+    matcher.rollback(5).unwrap();
+    assert_eq!(matcher.output_len(), 0);
+    matcher.accept_token(id_of(&vocab, b"no")).unwrap();
+    assert!(matcher.can_terminate());
+    matcher.reset();
+    assert_eq!((matcher.output_len(), matcher.steps()), (0, 0));
+}
+
+#[test]
+fn compiled_grammar_is_shared_across_threads() {
+    let (compiled, vocab) = yes_no();
+    let yes = id_of(&vocab, b"yes");
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let compiled = compiled.clone();
+            std::thread::spawn(move || {
+                let mut matcher = Matcher::new(compiled);
+                matcher.accept_token(yes).unwrap();
+                matcher.can_terminate()
+            })
+        })
+        .collect();
+    for handle in handles {
+        assert!(handle.join().unwrap());
+    }
+}
