@@ -5,8 +5,9 @@
 //!   depend on passes or automata, the IR depends on no other sieve crate). The same checks
 //!   run as tests, so the README's test command enforces them.
 //! - `cargo xtask corpus [SHARED_DIR]` — compiles every GBNF grammar under
-//!   `SHARED_DIR/data/grammars` (default `../shared`) through every stage and prints a table.
-//!   A missing corpus is an error, never a silent skip.
+//!   `SHARED_DIR/data/grammars` (default `../shared`) through every stage, loads every shared
+//!   vocabulary and checks its reference decodings, and prints a table. A missing corpus is an
+//!   error, never a silent skip.
 
 mod corpus;
 mod tidy;

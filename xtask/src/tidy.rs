@@ -34,6 +34,9 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
             "sieve-regex",
             "sieve-normalize",
             "sieve-fsm",
+            "sieve-earley",
+            "sieve-vocab",
+            "sieve-matcher",
         ],
     ),
     (

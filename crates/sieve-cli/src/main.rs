@@ -3,6 +3,9 @@
 //! - `sieve check FILE` — compile a grammar through every stage; exit 0 with a one-line
 //!   summary, or 1 with located diagnostics.
 //! - `sieve ir FILE --stage parsed|normalized|fsm` — print a stage in its stable text form.
+//! - `sieve match (--grammar FILE | --regex PATTERN) [INPUT|-]` — is the input a sentence?
+//! - `sieve generate (--grammar FILE | --regex PATTERN) [--tokenizer FILE]` — sample text
+//!   under the constraint, uniformly among the allowed tokens.
 //!
 //! The kind of file comes from its extension (`.gbnf`, `.ebnf`, `.regex`) or `--format`.
 //! Exit codes: 0 success, 1 the input is wrong (diagnostics on stderr), 2 usage or I/O
@@ -38,6 +41,35 @@ enum Command {
         #[command(flatten)]
         options: GrammarArgs,
     },
+    /// Exit 0 if the whole input is a sentence; 1 with the offset where it goes wrong.
+    Match {
+        #[command(flatten)]
+        constraint: ConstraintArgs,
+        /// The input file; `-` or nothing reads stdin.
+        input: Option<PathBuf>,
+        /// Match this text instead of a file.
+        #[arg(long, conflicts_with = "input")]
+        text: Option<String>,
+        #[command(flatten)]
+        options: GrammarArgs,
+    },
+    /// Sample text under a constraint, uniformly among the allowed tokens.
+    Generate {
+        #[command(flatten)]
+        constraint: ConstraintArgs,
+        /// A tokenizer.json, .tiktoken or plain token list; the embedded GPT-2 vocabulary
+        /// otherwise.
+        #[arg(long)]
+        tokenizer: Option<PathBuf>,
+        /// The random seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// The most tokens to sample.
+        #[arg(long, default_value_t = 256)]
+        max_tokens: usize,
+        #[command(flatten)]
+        options: GrammarArgs,
+    },
     /// Print the IR of a grammar at one stage.
     Ir {
         /// The grammar file.
@@ -48,6 +80,25 @@ enum Command {
         #[command(flatten)]
         options: GrammarArgs,
     },
+}
+
+#[derive(clap::Args)]
+struct ConstraintArgs {
+    /// A grammar file (.gbnf, .ebnf, .regex).
+    #[arg(long, required_unless_present = "regex")]
+    grammar: Option<PathBuf>,
+    /// A regular expression the whole output must match.
+    #[arg(long, conflicts_with = "grammar")]
+    regex: Option<String>,
+}
+
+impl ConstraintArgs {
+    fn constraint(&self) -> pipeline::Constraint<'_> {
+        pipeline::Constraint {
+            grammar: self.grammar.as_deref(),
+            regex: self.regex.as_deref(),
+        }
+    }
 }
 
 #[derive(clap::Args)]
@@ -96,6 +147,32 @@ fn main() -> ExitCode {
             stage,
             options,
         } => commands::ir(file, *stage, &options.pipeline_options()),
+        Command::Match {
+            constraint,
+            input,
+            text,
+            options,
+        } => commands::run_match(
+            &constraint.constraint(),
+            input.as_deref(),
+            text.as_deref(),
+            &options.pipeline_options(),
+        ),
+        Command::Generate {
+            constraint,
+            tokenizer,
+            seed,
+            max_tokens,
+            options,
+        } => commands::generate(
+            &constraint.constraint(),
+            &commands::GenerateArgs {
+                tokenizer: tokenizer.as_deref(),
+                seed: *seed,
+                max_tokens: *max_tokens,
+            },
+            &options.pipeline_options(),
+        ),
     };
     match result {
         Ok(code) => code,

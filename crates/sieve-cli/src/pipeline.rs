@@ -109,3 +109,29 @@ pub fn automata(loaded: &Loaded, grammar: &Grammar) -> Result<sieve_fsm::Grammar
         .build(grammar)
         .map_err(|e| Diagnostics(vec![format!("{}: {e}\n", loaded.name)]))
 }
+
+/// Where a constraint comes from on the command line: a grammar file or a regex pattern.
+pub struct Constraint<'a> {
+    /// `--grammar FILE`.
+    pub grammar: Option<&'a Path>,
+    /// `--regex PATTERN`.
+    pub regex: Option<&'a str>,
+}
+
+/// Reads and compiles the constraint through the front-end; usage errors as `Err(String)`,
+/// grammar errors as diagnostics.
+pub fn constraint(
+    constraint: &Constraint<'_>,
+    options: &PipelineOptions,
+) -> Result<Result<Grammar, Diagnostics>, String> {
+    let loaded = match (constraint.grammar, constraint.regex) {
+        (Some(path), None) => load(path, options)?,
+        (None, Some(pattern)) => Loaded {
+            name: "<regex>".to_owned(),
+            text: pattern.to_owned(),
+            format: Format::Regex,
+        },
+        _ => return Err("give exactly one of --grammar FILE and --regex PATTERN".to_owned()),
+    };
+    Ok(front_end(&loaded, options))
+}

@@ -172,3 +172,49 @@ fn custom_root_and_threshold_flags() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn match_reports_acceptance_and_the_offset_of_rejection() {
+    let json = "grammars/llama.cpp/json.gbnf";
+    let (code, stdout, _) = sieve(&["match", "--grammar", json, "--text", r#"{"a": [1, 2.5e3]}"#]);
+    assert_eq!((code, stdout.as_str()), (0, "accepted\n"));
+    let (code, stdout, _) = sieve(&["match", "--grammar", json, "--text", r#"{"a" 1}"#]);
+    assert_eq!((code, stdout.as_str()), (1, "rejected at byte 5\n"));
+    let (code, stdout, _) = sieve(&["match", "--grammar", json, "--text", r#"{"a": "#]);
+    assert_eq!(code, 1);
+    assert!(
+        stdout.starts_with("rejected at byte 6: the input ends"),
+        "{stdout}"
+    );
+    let (code, _, stderr) = sieve(&["match", "--regex", "a(?=b)", "--text", "ab"]);
+    assert_eq!(code, 2);
+    assert!(stderr.starts_with("<regex>:1:2: look-ahead"), "{stderr}");
+    let (code, _, _) = sieve(&["match", "--regex", "[0-9]{2,3}", "--text", "123"]);
+    assert_eq!(code, 0);
+    let (code, _, _) = sieve(&["match", "--regex", "[0-9]{2,3}", "--text", "1234"]);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn generate_output_is_in_the_language() {
+    for (grammar, seed) in [
+        ("grammars/regex/iso-date.regex", "1"),
+        ("grammars/regex/uuid.regex", "2"),
+        ("grammars/regex/hex-color.regex", "3"),
+    ] {
+        let (code, stdout, stderr) = sieve(&["generate", "--grammar", grammar, "--seed", seed]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains("stopped at EOS"), "{grammar}: {stderr}");
+        assert!(stderr.contains("mask time mean"), "{stderr}");
+        let text = stdout.strip_suffix('\n').expect("a final newline");
+        let (code, verdict, _) = sieve(&["match", "--grammar", grammar, "--text", text]);
+        assert_eq!(
+            (code, verdict.as_str()),
+            (0, "accepted\n"),
+            "{grammar}: {text:?}"
+        );
+        // The same seed gives the same text.
+        let (_, again, _) = sieve(&["generate", "--grammar", grammar, "--seed", seed]);
+        assert_eq!(again, stdout);
+    }
+}

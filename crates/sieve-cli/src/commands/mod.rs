@@ -1,5 +1,9 @@
 //! The subcommands. Each returns the process exit code, or a usage/I-O error message.
 
+mod run;
+
+pub use run::{generate, run_match, GenerateArgs};
+
 use std::path::Path;
 use std::process::ExitCode;
 
