@@ -15,6 +15,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     ("sieve-fsm", &["sieve-ir"]),
     ("sieve-earley", &["sieve-ir", "sieve-fsm"]),
     ("sieve-vocab", &[]),
+    ("sieve-testkit", &["sieve-ir", "sieve-gbnf", "sieve-regex"]),
     (
         "sieve-matcher",
         &[

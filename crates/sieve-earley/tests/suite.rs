@@ -4,7 +4,6 @@
 //! push/pop stack discipline, counted repetitions with large bounds, Leo's optimisation, left
 //! recursion and the limits.
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use proptest::prelude::*;
@@ -186,48 +185,15 @@ fn check_input(
     }
 }
 
-fn grammars_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../grammars")
-}
-
-/// The root named by a `# sieve: root=NAME` line, else `root`.
-fn root_directive(text: &str) -> String {
-    text.lines()
-        .find_map(|line| line.strip_prefix("# sieve: root="))
-        .map_or_else(|| "root".to_owned(), |name| name.trim().to_owned())
-}
-
 /// Every shipped grammar that compiles, with its file name.
 fn shipped_grammars() -> Vec<(String, Grammar)> {
-    let mut out = Vec::new();
-    let mut dirs = vec![grammars_dir()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("grammars/ exists") {
-            let path = entry.expect("readable").path();
-            if path.is_dir() {
-                if path.file_name().is_some_and(|n| n != "bad") {
-                    dirs.push(path);
-                }
-                continue;
-            }
-            let Some(ext) = path.extension().and_then(|e| e.to_str()) else {
-                continue;
-            };
-            let text = std::fs::read_to_string(&path).expect("readable");
-            let grammar = match ext {
-                "regex" => sieve_regex::compile(text.trim_end(), &sieve_regex::Options::default())
-                    .expect("shipped regex compiles"),
-                "gbnf" | "ebnf" => sieve_gbnf::compile(
-                    &text,
-                    &sieve_gbnf::Options::with_root(root_directive(&text)),
-                )
-                .expect("shipped grammar compiles"),
-                _ => continue,
-            };
+    let mut out: Vec<(String, Grammar)> = sieve_testkit::grammar_files()
+        .iter()
+        .map(|path| {
             let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            out.push((name, grammar));
-        }
-    }
+            (name, sieve_testkit::compile_file(path))
+        })
+        .collect();
     out.sort_by(|a, b| a.0.cmp(&b.0));
     assert!(out.len() >= 20, "found {} grammars", out.len());
     out

@@ -2,51 +2,12 @@
 //! grammar (with rollbacks), against the reference recogniser, and the API's error contract.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sieve_ir::{reference::Recognizer, Grammar};
 use sieve_matcher::{CompiledGrammar, Matcher, MatcherError, Options, Tokenizer};
+use sieve_testkit::{compile_file, grammar_files, grammars_dir};
 use sieve_vocab::Vocabulary;
-
-fn grammars_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../grammars")
-}
-
-fn grammar_files() -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut dirs = vec![grammars_dir()];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("grammars/ exists") {
-            let path = entry.expect("readable").path();
-            if path.is_dir() {
-                if path.file_name().is_some_and(|n| n != "bad") {
-                    dirs.push(path);
-                }
-            } else if matches!(
-                path.extension().and_then(|e| e.to_str()),
-                Some("gbnf" | "ebnf" | "regex")
-            ) {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
-fn compile_file(path: &Path) -> Grammar {
-    let text = std::fs::read_to_string(path).expect("readable");
-    if path.extension().is_some_and(|e| e == "regex") {
-        sieve_regex::compile(text.trim_end_matches('\n'), &Default::default()).expect("compiles")
-    } else {
-        let root = text
-            .lines()
-            .find_map(|l| l.strip_prefix("# sieve: root="))
-            .map_or("root", str::trim);
-        sieve_gbnf::compile(&text, &sieve_gbnf::Options::with_root(root)).expect("compiles")
-    }
-}
 
 /// A small vocabulary for `samples`: every single byte, the substrings of length 2 to 5 of
 /// the samples (so tokens cross rule boundaries), and `</s>` as EOS.

@@ -1,7 +1,7 @@
 //! Normalisation tests: each pass on small grammars (exact output), and language preservation
 //! of every pass on every grammar in `grammars/`, checked with the reference recogniser.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use sieve_ir::{reference::Recognizer, Grammar};
 use sieve_normalize::{check_stage, normalize, normalize_traced, Config, NormalizeError, PASSES};
@@ -201,53 +201,7 @@ c ::= "x" c | "z""#,
     }
 }
 
-/// Every grammar file shipped in `grammars/`.
-fn grammar_files() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../grammars");
-    let mut files = Vec::new();
-    let mut dirs = vec![root];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).expect("grammars/ exists") {
-            let path = entry.expect("readable").path();
-            if path.is_dir() {
-                if path.file_name().is_some_and(|n| n != "bad") {
-                    dirs.push(path);
-                }
-            } else if matches!(
-                path.extension().and_then(|e| e.to_str()),
-                Some("gbnf" | "ebnf" | "regex")
-            ) {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
-}
-
-/// The root named by a `# sieve: root=NAME` line (the convention of `grammars/`), else `root`.
-fn root_directive(text: &str) -> String {
-    text.lines()
-        .find_map(|line| line.strip_prefix("# sieve: root="))
-        .map_or_else(|| "root".to_owned(), |name| name.trim().to_owned())
-}
-
-fn compile_file(path: &Path) -> Grammar {
-    let text = std::fs::read_to_string(path).expect("readable");
-    if path.extension().is_some_and(|e| e == "regex") {
-        sieve_regex::compile(
-            text.trim_end_matches('\n'),
-            &sieve_regex::Options::default(),
-        )
-        .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()))
-    } else {
-        sieve_gbnf::compile(
-            &text,
-            &sieve_gbnf::Options::with_root(root_directive(&text)),
-        )
-        .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()))
-    }
-}
+use sieve_testkit::{compile_file, grammar_files};
 
 /// Sentences sampled from the grammar, and near misses made by editing them.
 fn corpus(grammar: &Grammar) -> Vec<Vec<u8>> {

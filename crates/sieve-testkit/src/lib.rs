@@ -1,0 +1,66 @@
+//! Test support shared by the suites of several crates: the grammars shipped in `grammars/`.
+//!
+//! Only dev-dependencies use this crate. Its functions panic with a clear message on a missing
+//! or broken corpus file, since that is a broken test set-up, not an input to report.
+//!
+//! Convention: a grammar file may name its root rule on a line `# sieve: root=NAME`
+//! (otherwise the root is `root`).
+
+use std::path::{Path, PathBuf};
+
+use sieve_ir::Grammar;
+
+/// The repository's `grammars/` folder.
+pub fn grammars_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../grammars")
+        .canonicalize()
+        .expect("grammars/ exists")
+}
+
+/// Every `.gbnf`, `.ebnf` and `.regex` file under `grammars/` except `grammars/bad/`, sorted.
+pub fn grammar_files() -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut dirs = vec![grammars_dir()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("grammars/ is readable") {
+            let path = entry.expect("readable entry").path();
+            if path.is_dir() {
+                if path.file_name().is_some_and(|n| n != "bad") {
+                    dirs.push(path);
+                }
+            } else if matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("gbnf" | "ebnf" | "regex")
+            ) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The root named by a `# sieve: root=NAME` line, else `root`.
+pub fn root_directive(text: &str) -> String {
+    text.lines()
+        .find_map(|line| line.strip_prefix("# sieve: root="))
+        .map_or_else(|| "root".to_owned(), |name| name.trim().to_owned())
+}
+
+/// Compiles a grammar file through its front-end (by extension; a `.regex` file holds one
+/// pattern, less a final newline).
+pub fn compile_file(path: &Path) -> Grammar {
+    let text = std::fs::read_to_string(path).expect("grammar file is readable");
+    let result = if path.extension().is_some_and(|e| e == "regex") {
+        sieve_regex::compile(text.trim_end_matches('\n'), &Default::default())
+            .map_err(|e| e.to_string())
+    } else {
+        sieve_gbnf::compile(
+            &text,
+            &sieve_gbnf::Options::with_root(root_directive(&text)),
+        )
+        .map_err(|e| e.to_string())
+    };
+    result.unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
