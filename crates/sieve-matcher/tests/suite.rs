@@ -36,6 +36,12 @@ fn synthetic_vocab(samples: &[Vec<u8>]) -> Vocabulary {
     sieve_vocab::plain::parse(list.as_bytes(), &Default::default()).expect("valid list")
 }
 
+/// `grammar` compiled against `vocab` with default options.
+fn compile(grammar: &Grammar, vocab: Arc<Vocabulary>) -> Arc<CompiledGrammar> {
+    let tokenizer = Arc::new(Tokenizer::new(vocab));
+    Arc::new(CompiledGrammar::new(grammar, tokenizer, &Options::default()).expect("compiles"))
+}
+
 /// Greedy longest-match tokenisation (any tokenisation will do for a walk).
 fn tokenize(vocab: &Vocabulary, text: &[u8]) -> Vec<u32> {
     let mut by_bytes: HashMap<&[u8], u32> = HashMap::new();
@@ -170,14 +176,7 @@ fn masks_equal_brute_force_on_every_grammar_with_a_synthetic_vocabulary() {
         let sentences = samples(&grammar, 6);
         assert!(!sentences.is_empty(), "{}: no samples", path.display());
         let vocab = Arc::new(synthetic_vocab(&sentences));
-        let compiled = Arc::new(
-            CompiledGrammar::new(
-                &grammar,
-                Arc::new(Tokenizer::new(vocab.clone())),
-                &Options::default(),
-            )
-            .expect("compiles"),
-        );
+        let compiled = compile(&grammar, vocab.clone());
         for (i, sentence) in sentences.iter().enumerate().take(3) {
             walk(
                 &compiled,
@@ -198,14 +197,7 @@ fn masks_equal_brute_force_with_the_embedded_gpt2_vocabulary() {
     ] {
         let path = grammars_dir().join(name);
         let grammar = compile_file(&path);
-        let compiled = Arc::new(
-            CompiledGrammar::new(
-                &grammar,
-                Arc::new(Tokenizer::new(vocab.clone())),
-                &Options::default(),
-            )
-            .expect("compiles"),
-        );
+        let compiled = compile(&grammar, vocab.clone());
         let sentence = samples(&grammar, 3).into_iter().next().expect("a sample");
         let tokens: Vec<u32> = tokenize(&vocab, &sentence).into_iter().take(12).collect();
         // Walk a prefix: check every step, without requiring EOS at the end.
@@ -237,14 +229,7 @@ fn masks_agree_with_the_reference_recogniser() {
             path.display()
         );
         let vocab = Arc::new(synthetic_vocab(&sentences));
-        let compiled = Arc::new(
-            CompiledGrammar::new(
-                &grammar,
-                Arc::new(Tokenizer::new(vocab.clone())),
-                &Options::default(),
-            )
-            .expect("compiles"),
-        );
+        let compiled = compile(&grammar, vocab.clone());
         let sentence = &sentences[0];
         let tokens = tokenize(&vocab, sentence);
         let mut matcher = Matcher::new(compiled.clone());
