@@ -6,6 +6,7 @@
 //! - `sieve match (--grammar FILE | --regex PATTERN) [INPUT|-]` — is the input a sentence?
 //! - `sieve generate (--grammar FILE | --regex PATTERN) [--tokenizer FILE]` — sample text
 //!   under the constraint, uniformly among the allowed tokens.
+//! - `sieve bench REQUEST` — the peer harness's engine protocol (`peers-engine/1`).
 //!
 //! The kind of file comes from its extension (`.gbnf`, `.ebnf`, `.regex`) or `--format`.
 //! Exit codes: 0 success, 1 the input is wrong (diagnostics on stderr), 2 usage or I/O
@@ -67,6 +68,13 @@ enum Command {
         /// The most tokens to sample.
         #[arg(long, default_value_t = 256)]
         max_tokens: usize,
+        #[command(flatten)]
+        options: GrammarArgs,
+    },
+    /// Run a peer-harness request (protocol peers-engine/1): JSON lines on stdout.
+    Bench {
+        /// The request file the harness wrote.
+        request: PathBuf,
         #[command(flatten)]
         options: GrammarArgs,
     },
@@ -173,6 +181,9 @@ fn main() -> ExitCode {
             },
             &options.pipeline_options(),
         ),
+        Command::Bench { request, options } => {
+            commands::bench(request, &options.pipeline_options())
+        }
     };
     match result {
         Ok(code) => code,

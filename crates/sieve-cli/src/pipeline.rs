@@ -31,6 +31,7 @@ impl Format {
 }
 
 /// How to run the pipeline.
+#[derive(Clone)]
 pub struct PipelineOptions {
     /// The format, or `None` to take it from the extension.
     pub format: Option<Format>,

@@ -1,7 +1,9 @@
 //! The subcommands. Each returns the process exit code, or a usage/I-O error message.
 
+mod bench;
 mod run;
 
+pub use bench::bench;
 pub use run::{generate, run_match, GenerateArgs};
 
 use std::path::Path;
