@@ -143,7 +143,7 @@ fn a_token_outside_the_mask_fails_its_sample_only() {
     let steps = of_type(&lines, "step");
     let sample = |i: u64| steps.iter().filter(move |s| s["sample"] == i);
     assert_eq!(sample(0).count(), 2);
-    assert_eq!(sample(0).last().unwrap()["ok"], false);
+    assert_eq!(sample(0).next_back().unwrap()["ok"], false);
     assert_eq!(sample(1).count(), 2);
     assert!(sample(1).all(|s| s["ok"] == true));
 }
