@@ -2,6 +2,7 @@
 //! grammar (with rollbacks), against the reference recogniser, and the API's error contract.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use sieve_ir::{reference::Recognizer, Grammar};
@@ -211,6 +212,39 @@ fn masks_equal_brute_force_with_the_embedded_gpt2_vocabulary() {
                 describe(&compiled, &mask, &oracle)
             );
             matcher.accept_token(token).expect("sampled token allowed");
+        }
+    }
+}
+
+/// The shared corpus folder: `$SIEVE_SHARED`, else `../shared` beside the repository.
+fn shared_dir() -> PathBuf {
+    std::env::var_os("SIEVE_SHARED")
+        .map_or_else(|| grammars_dir().join("../../shared"), PathBuf::from)
+}
+
+#[test]
+#[ignore = "needs ../shared/tokenizers (or $SIEVE_SHARED); run by cargo xtask corpus"]
+fn masks_equal_brute_force_on_every_grammar_with_o200k_base() {
+    let manifest = shared_dir().join("tokenizers/manifest.json");
+    let vocab = Arc::new(
+        sieve_vocab::manifest::load_named(&manifest, "o200k_base")
+            .unwrap_or_else(|e| panic!("{}: {e}", manifest.display())),
+    );
+    let tokenizer = Arc::new(Tokenizer::new(vocab.clone()));
+    for path in grammar_files() {
+        let grammar = compile_file(&path);
+        let compiled = Arc::new(
+            CompiledGrammar::new(&grammar, tokenizer.clone(), &Options::default())
+                .expect("compiles"),
+        );
+        let sentences = samples(&grammar, 2);
+        assert!(!sentences.is_empty(), "{}: no samples", path.display());
+        for (i, sentence) in sentences.iter().enumerate() {
+            walk(
+                &compiled,
+                &tokenize(&vocab, sentence),
+                &format!("o200k_base {} #{i}", path.display()),
+            );
         }
     }
 }

@@ -529,12 +529,18 @@ mod trie {
     }
 }
 
-/// The real vocabularies: need `../shared/tokenizers` beside the repository.
+/// The real vocabularies: need `$SIEVE_SHARED/tokenizers`, by default `../shared` beside the
+/// repository.
 mod shared {
     use super::*;
 
     fn manifest_path() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/tokenizers/manifest.json")
+        std::env::var_os("SIEVE_SHARED")
+            .map_or_else(
+                || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+                PathBuf::from,
+            )
+            .join("tokenizers/manifest.json")
     }
 
     fn check(entry: &str, fixture: &str) {
