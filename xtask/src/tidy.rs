@@ -11,6 +11,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     ("sieve-ir", &[]),
     ("sieve-gbnf", &["sieve-ir", "sieve-diagnostics"]),
     ("sieve-regex", &["sieve-ir", "sieve-diagnostics"]),
+    ("sieve-jsonschema", &["sieve-ir", "sieve-regex"]),
     ("sieve-normalize", &["sieve-ir"]),
     ("sieve-fsm", &["sieve-ir"]),
     ("sieve-earley", &["sieve-ir", "sieve-fsm"]),
