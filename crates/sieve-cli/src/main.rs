@@ -1,21 +1,25 @@
 //! `sieve`: the command-line front door.
 //!
-//! - `sieve check FILE` — compile a grammar through every stage; exit 0 with a one-line
-//!   summary, or 1 with located diagnostics.
-//! - `sieve ir FILE --stage parsed|normalized|fsm` — print a stage in its stable text form.
-//! - `sieve match (--grammar FILE | --regex PATTERN) [INPUT|-]` — is the input a sentence?
-//! - `sieve generate (--grammar FILE | --regex PATTERN) [--tokenizer FILE]` — sample text
-//!   under the constraint, uniformly among the allowed tokens.
+//! - `sieve check (FILE | --schema FILE)` — compile a grammar through every stage; exit 0
+//!   with a one-line summary, or 1 with located diagnostics.
+//! - `sieve ir (FILE | --schema FILE) --stage parsed|normalized|fsm` — print a stage in its
+//!   stable text form.
+//! - `sieve match (--grammar FILE | --regex PATTERN | --schema FILE) [INPUT|-|--text T]` — is
+//!   the input a sentence?
+//! - `sieve generate (--grammar FILE | --regex PATTERN | --schema FILE) [--tokenizer FILE]` —
+//!   sample text under the constraint, uniformly among the allowed tokens.
 //! - `sieve bench REQUEST` — the peer harness's engine protocol (`peers-engine/1`).
 //!
-//! The kind of file comes from its extension (`.gbnf`, `.ebnf`, `.regex`) or `--format`.
+//! The kind of file comes from its extension (`.gbnf`, `.ebnf`, `.regex`, `.json`) or
+//! `--format`; `--schema FILE` is always a JSON Schema, compiled as `--whitespace`,
+//! `--order`, `--escapes` and `--lenient` say (lenient-mode warnings go to stderr).
 //! Exit codes: 0 success, 1 the input is wrong (diagnostics on stderr), 2 usage or I/O
-//! errors.
+//! errors (and, for `match` and `generate`, a constraint that does not compile).
 
 mod commands;
 mod pipeline;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -38,7 +42,11 @@ enum Command {
     /// Compile a grammar through every stage and report errors with their location.
     Check {
         /// The grammar file.
-        file: PathBuf,
+        #[arg(required_unless_present = "schema")]
+        file: Option<PathBuf>,
+        /// A JSON Schema file instead of a grammar.
+        #[arg(long, conflicts_with = "file")]
+        schema: Option<PathBuf>,
         #[command(flatten)]
         options: GrammarArgs,
     },
@@ -81,7 +89,11 @@ enum Command {
     /// Print the IR of a grammar at one stage.
     Ir {
         /// The grammar file.
-        file: PathBuf,
+        #[arg(required_unless_present = "schema")]
+        file: Option<PathBuf>,
+        /// A JSON Schema file instead of a grammar.
+        #[arg(long, conflicts_with = "file")]
+        schema: Option<PathBuf>,
         /// Which stage to print.
         #[arg(long, value_enum, default_value_t = Stage::Normalized)]
         stage: Stage,
@@ -92,12 +104,15 @@ enum Command {
 
 #[derive(clap::Args)]
 struct ConstraintArgs {
-    /// A grammar file (.gbnf, .ebnf, .regex).
-    #[arg(long, required_unless_present = "regex")]
+    /// A grammar file (.gbnf, .ebnf, .regex, .json).
+    #[arg(long, required_unless_present_any = ["regex", "schema"])]
     grammar: Option<PathBuf>,
     /// A regular expression the whole output must match.
-    #[arg(long, conflicts_with = "grammar")]
+    #[arg(long, conflicts_with_all = ["grammar", "schema"])]
     regex: Option<String>,
+    /// A JSON Schema the output must satisfy.
+    #[arg(long, conflicts_with = "grammar")]
+    schema: Option<PathBuf>,
 }
 
 impl ConstraintArgs {
@@ -105,6 +120,7 @@ impl ConstraintArgs {
         pipeline::Constraint {
             grammar: self.grammar.as_deref(),
             regex: self.regex.as_deref(),
+            schema: self.schema.as_deref(),
         }
     }
 }
@@ -120,6 +136,8 @@ struct GrammarArgs {
     /// The repetition threshold T: larger `{m,n}` bounds are compressed.
     #[arg(long, default_value_t = sieve_normalize::Config::default().repetition_threshold)]
     repetition_threshold: u32,
+    #[command(flatten)]
+    schema: SchemaArgs,
 }
 
 impl GrammarArgs {
@@ -131,8 +149,75 @@ impl GrammarArgs {
                 repetition_threshold: self.repetition_threshold,
                 ..sieve_normalize::Config::default()
             },
+            json: self.schema.options(),
         }
     }
+
+    /// The options for `FILE` or `--schema FILE` (which forces the JSON Schema format).
+    fn pipeline_options_for(&self, schema: Option<&PathBuf>) -> PipelineOptions {
+        let mut options = self.pipeline_options();
+        if schema.is_some() {
+            options.format = Some(Format::JsonSchema);
+        }
+        options
+    }
+}
+
+/// How a JSON Schema becomes a grammar (`sieve_jsonschema::Options`).
+#[derive(clap::Args)]
+#[command(next_help_heading = "JSON Schema")]
+struct SchemaArgs {
+    /// Whitespace between JSON tokens: none, or a few characters in every gap.
+    #[arg(long, value_enum, default_value_t = WhitespaceArg::Compact)]
+    whitespace: WhitespaceArg,
+    /// Object properties in the schema's order, or in any order.
+    #[arg(long, value_enum, default_value_t = OrderArg::Schema)]
+    order: OrderArg,
+    /// Any escape RFC 8259 allows in strings, or one canonical spelling per string.
+    #[arg(long, value_enum, default_value_t = EscapesArg::Any)]
+    escapes: EscapesArg,
+    /// Drop keywords that cannot be enforced (a warning each on stderr) instead of failing.
+    #[arg(long)]
+    lenient: bool,
+}
+
+impl SchemaArgs {
+    fn options(&self) -> sieve_jsonschema::Options {
+        sieve_jsonschema::Options {
+            whitespace: match self.whitespace {
+                WhitespaceArg::Compact => sieve_jsonschema::Whitespace::Compact,
+                WhitespaceArg::Flexible => sieve_jsonschema::Whitespace::Flexible,
+            },
+            property_order: match self.order {
+                OrderArg::Schema => sieve_jsonschema::PropertyOrder::Schema,
+                OrderArg::Any => sieve_jsonschema::PropertyOrder::Any,
+            },
+            escapes: match self.escapes {
+                EscapesArg::Any => sieve_jsonschema::Escapes::Any,
+                EscapesArg::Canonical => sieve_jsonschema::Escapes::Canonical,
+            },
+            lenient: self.lenient,
+            ..sieve_jsonschema::Options::default()
+        }
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum WhitespaceArg {
+    Compact,
+    Flexible,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum OrderArg {
+    Schema,
+    Any,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum EscapesArg {
+    Any,
+    Canonical,
 }
 
 /// A stage of the pipeline that `sieve ir` prints.
@@ -146,15 +231,34 @@ pub enum Stage {
     Fsm,
 }
 
+/// `FILE` or `--schema FILE`; clap makes sure exactly one is given.
+fn input_file<'a>(file: &'a Option<PathBuf>, schema: &'a Option<PathBuf>) -> &'a Path {
+    file.as_deref()
+        .or(schema.as_deref())
+        .expect("clap requires FILE or --schema")
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::Check { file, options } => commands::check(file, &options.pipeline_options()),
+        Command::Check {
+            file,
+            schema,
+            options,
+        } => commands::check(
+            input_file(file, schema),
+            &options.pipeline_options_for(schema.as_ref()),
+        ),
         Command::Ir {
             file,
+            schema,
             stage,
             options,
-        } => commands::ir(file, *stage, &options.pipeline_options()),
+        } => commands::ir(
+            input_file(file, schema),
+            *stage,
+            &options.pipeline_options_for(schema.as_ref()),
+        ),
         Command::Match {
             constraint,
             input,

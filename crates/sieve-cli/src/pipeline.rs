@@ -1,5 +1,6 @@
 //! Loading a grammar file and running it through the stages, with errors rendered against the
-//! source (`file:line:col: message`, the line, a caret).
+//! source (`file:line:col: message`, the line, a caret). JSON Schema errors have no span: they
+//! are rendered as `file: /json/pointer: keyword: message`.
 
 use std::path::Path;
 
@@ -16,6 +17,8 @@ pub enum Format {
     Ebnf,
     /// A regular expression; the whole file (less a final newline) is the pattern.
     Regex,
+    /// A JSON Schema (draft 2020-12 or draft-07); its language is the JSON texts it accepts.
+    JsonSchema,
 }
 
 impl Format {
@@ -25,6 +28,7 @@ impl Format {
             "gbnf" => Some(Format::Gbnf),
             "ebnf" => Some(Format::Ebnf),
             "regex" => Some(Format::Regex),
+            "json" => Some(Format::JsonSchema),
             _ => None,
         }
     }
@@ -39,6 +43,8 @@ pub struct PipelineOptions {
     pub root: String,
     /// Normalisation settings.
     pub normalize: sieve_normalize::Config,
+    /// How JSON Schemas become grammars.
+    pub json: sieve_jsonschema::Options,
 }
 
 /// A grammar file read into memory.
@@ -59,11 +65,22 @@ pub fn load(path: &Path, options: &PipelineOptions) -> Result<Loaded, String> {
         .or_else(|| Format::from_path(path))
         .ok_or_else(|| {
             format!(
-                "{name}: unknown grammar format; use a .gbnf, .ebnf or .regex file, or --format"
+                "{name}: unknown grammar format; use a .gbnf, .ebnf, .regex or .json file, or --format"
             )
         })?;
     let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
     Ok(Loaded { name, text, format })
+}
+
+/// Reads a JSON Schema file, whatever its extension.
+pub fn load_schema(path: &Path) -> Result<Loaded, String> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
+    Ok(Loaded {
+        name,
+        text,
+        format: Format::JsonSchema,
+    })
 }
 
 /// Errors rendered for the user, one block each.
@@ -91,6 +108,73 @@ pub fn front_end(loaded: &Loaded, options: &PipelineOptions) -> Result<Grammar, 
             sieve_regex::compile(pattern, &sieve_regex::Options::default())
                 .map_err(|e| Diagnostics(vec![source.render_error(&e)]))
         }
+        Format::JsonSchema => json_schema(loaded, &options.json),
+    }
+}
+
+/// Parses and compiles a JSON Schema; lenient-mode warnings go to stderr, one line each.
+fn json_schema(
+    loaded: &Loaded,
+    options: &sieve_jsonschema::Options,
+) -> Result<Grammar, Diagnostics> {
+    let name = &loaded.name;
+    let schema: serde_json::Value = serde_json::from_str(&loaded.text).map_err(|e| {
+        Diagnostics(vec![format!(
+            "{name}:{}:{}: not JSON: {e}\n",
+            e.line(),
+            e.column()
+        )])
+    })?;
+    match sieve_jsonschema::compile(&schema, options) {
+        Ok(compiled) => {
+            for warning in &compiled.warnings {
+                eprintln!(
+                    "{name}: {}: {}: not enforced: {}",
+                    shown_pointer(&warning.pointer),
+                    shown_keyword(&warning.keyword),
+                    warning.message
+                );
+            }
+            Ok(compiled.grammar)
+        }
+        Err(error) => Err(Diagnostics(vec![render_schema_error(name, &error)])),
+    }
+}
+
+/// `file: /json/pointer: keyword: message`, with the kind of failure unless it is the usual
+/// one (a keyword sieve cannot enforce).
+pub fn render_schema_error(name: &str, error: &sieve_jsonschema::Error) -> String {
+    use sieve_jsonschema::ErrorKind;
+    let kind = match error.kind {
+        ErrorKind::Invalid => "invalid schema: ",
+        ErrorKind::Unsupported => "",
+        ErrorKind::Unsatisfiable => "unsatisfiable: ",
+        ErrorKind::Limit => "limit reached: ",
+        _ => "",
+    };
+    format!(
+        "{name}: {}: {}: {kind}{}\n",
+        shown_pointer(&error.pointer),
+        shown_keyword(&error.keyword),
+        error.message
+    )
+}
+
+/// The root's JSON pointer is empty; show it as `/` would be wrong (that names the key ""),
+/// so it is shown as `#`.
+fn shown_pointer(pointer: &str) -> &str {
+    if pointer.is_empty() {
+        "#"
+    } else {
+        pointer
+    }
+}
+
+fn shown_keyword(keyword: &str) -> &str {
+    if keyword.is_empty() {
+        "(schema)"
+    } else {
+        keyword
     }
 }
 
@@ -111,12 +195,15 @@ pub fn automata(loaded: &Loaded, grammar: &Grammar) -> Result<sieve_fsm::Grammar
         .map_err(|e| Diagnostics(vec![format!("{}: {e}\n", loaded.name)]))
 }
 
-/// Where a constraint comes from on the command line: a grammar file or a regex pattern.
+/// Where a constraint comes from on the command line: a grammar file, a regex pattern or a
+/// JSON Schema file.
 pub struct Constraint<'a> {
     /// `--grammar FILE`.
     pub grammar: Option<&'a Path>,
     /// `--regex PATTERN`.
     pub regex: Option<&'a str>,
+    /// `--schema FILE`.
+    pub schema: Option<&'a Path>,
 }
 
 /// Reads and compiles the constraint through the front-end; usage errors as `Err(String)`,
@@ -125,14 +212,19 @@ pub fn constraint(
     constraint: &Constraint<'_>,
     options: &PipelineOptions,
 ) -> Result<Result<Grammar, Diagnostics>, String> {
-    let loaded = match (constraint.grammar, constraint.regex) {
-        (Some(path), None) => load(path, options)?,
-        (None, Some(pattern)) => Loaded {
+    let loaded = match (constraint.grammar, constraint.regex, constraint.schema) {
+        (Some(path), None, None) => load(path, options)?,
+        (None, Some(pattern), None) => Loaded {
             name: "<regex>".to_owned(),
             text: pattern.to_owned(),
             format: Format::Regex,
         },
-        _ => return Err("give exactly one of --grammar FILE and --regex PATTERN".to_owned()),
+        (None, None, Some(path)) => load_schema(path)?,
+        _ => {
+            return Err(
+                "give exactly one of --grammar FILE, --regex PATTERN and --schema FILE".to_owned(),
+            )
+        }
     };
     Ok(front_end(&loaded, options))
 }

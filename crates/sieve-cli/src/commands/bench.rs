@@ -12,6 +12,9 @@
 //! - *instantiate*: `Matcher::new` from the compiled grammar.
 //! - *mask*: `fill_next_token_bitmask`; *accept*: `accept_token`.
 //!
+//! JSON Schemas are compiled with the request's `json_options` (`whitespace` compact or
+//! flexible, `item_separator`, `key_separator`); the other options are sieve's defaults.
+//!
 //! A request whose sources include no kind sieve supports is answered with an `error` line
 //! and exit code 2, so the harness reports it instead of comparing nothing.
 
@@ -34,7 +37,11 @@ use crate::pipeline::{self, Format, PipelineOptions};
 const PROTOCOL: &str = "peers-engine/1";
 
 /// The grammar kinds sieve compiles, by the harness's names.
-const SUPPORTED_KINDS: [(&str, Format); 2] = [("regex", Format::Regex), ("gbnf", Format::Gbnf)];
+const SUPPORTED_KINDS: [(&str, Format); 3] = [
+    ("json_schema", Format::JsonSchema),
+    ("regex", Format::Regex),
+    ("gbnf", Format::Gbnf),
+];
 
 /// The parts of a request that sieve reads.
 #[derive(Deserialize)]
@@ -42,6 +49,8 @@ struct Request {
     protocol: String,
     grammars: BTreeMap<String, PathBuf>,
     preferred_kinds: Vec<String>,
+    #[serde(default)]
+    json_options: JsonOptions,
     tokenizer: Value,
     n_vocab: usize,
     eos_token_ids: Vec<u32>,
@@ -54,6 +63,37 @@ struct Request {
 
 fn one() -> usize {
     1
+}
+
+/// The request's `json_options`; absent fields keep sieve's defaults.
+#[derive(Deserialize, Default)]
+struct JsonOptions {
+    whitespace: Option<String>,
+    item_separator: Option<String>,
+    key_separator: Option<String>,
+}
+
+impl JsonOptions {
+    /// `base` with the request's settings applied.
+    fn apply(&self, base: &sieve_jsonschema::Options) -> Result<sieve_jsonschema::Options, String> {
+        let mut options = base.clone();
+        match self.whitespace.as_deref() {
+            None | Some("compact") => options.whitespace = sieve_jsonschema::Whitespace::Compact,
+            Some("flexible") => options.whitespace = sieve_jsonschema::Whitespace::Flexible,
+            Some(other) => {
+                return Err(format!(
+                    "json_options.whitespace {other:?} is neither \"compact\" nor \"flexible\""
+                ))
+            }
+        }
+        if let Some(separator) = &self.item_separator {
+            options.item_separator.clone_from(separator);
+        }
+        if let Some(separator) = &self.key_separator {
+            options.key_separator.clone_from(separator);
+        }
+        Ok(options)
+    }
 }
 
 /// One token sequence to walk.
@@ -91,8 +131,13 @@ pub fn bench(path: &Path, options: &PipelineOptions) -> Result<ExitCode, String>
         "grammar_kind": kind,
     }))?;
 
+    let json = match request.json_options.apply(&options.json) {
+        Ok(json) => json,
+        Err(message) => return out.fail(&message),
+    };
     let options = PipelineOptions {
         format: Some(format),
+        json,
         ..options.clone()
     };
     let mut compiled = None;

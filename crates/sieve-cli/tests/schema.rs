@@ -1,0 +1,76 @@
+//! End-to-end tests of `--schema FILE`: JSON Schemas through `sieve check`, `match`, `ir` and
+//! `generate`, their exit codes, and how their errors name the file, the JSON pointer and the
+//! keyword.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Writes `text` to a fresh file named `name` under the test's temporary folder.
+fn schema_file(name: &str, text: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("schema-cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Runs `sieve` with `args`; exit code, stdout, stderr.
+fn sieve(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sieve"))
+        .args(args)
+        .output()
+        .expect("sieve runs");
+    (
+        out.status.code().expect("exited"),
+        String::from_utf8(out.stdout).expect("utf-8 stdout"),
+        String::from_utf8(out.stderr).expect("utf-8 stderr"),
+    )
+}
+
+#[test]
+fn text_that_is_not_json_is_located() {
+    let path = schema_file("broken.json", "{\n  \"type\": \n}\n");
+    let shown = path.to_str().unwrap();
+    let (code, _, stderr) = sieve(&["check", "--schema", shown]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("{shown}:3:1: not JSON: ")),
+        "{stderr}"
+    );
+    let (code, _, stderr) = sieve(&["match", "--schema", shown, "--text", "1"]);
+    assert_eq!(code, 2, "match exits 2 on a bad schema: {stderr}");
+}
+
+#[test]
+fn a_schema_that_does_not_compile_names_file_and_pointer() {
+    // `type` must be a string or an array of strings: never compiles, whatever the
+    // front-end supports.
+    let path = schema_file("bad-type.json", r#"{"properties": {"a": {"type": 5}}}"#);
+    let shown = path.to_str().unwrap();
+    let (code, stdout, stderr) = sieve(&["check", "--schema", shown]);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stderr.starts_with(&format!("{shown}: ")), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    for args in [
+        &["match", "--schema", shown, "--text", "{}"][..],
+        &["generate", "--schema", shown, "--max-tokens", "4"][..],
+        &["ir", "--schema", shown, "--stage", "parsed"][..],
+    ] {
+        let (code, _, stderr) = sieve(args);
+        let expected = if args[0] == "ir" { 1 } else { 2 };
+        assert_eq!(code, expected, "{args:?}: {stderr}");
+        assert!(stderr.starts_with(&format!("{shown}: ")), "{stderr}");
+    }
+}
+
+#[test]
+fn schema_conflicts_with_the_other_sources() {
+    let path = schema_file("empty.json", "{}");
+    let shown = path.to_str().unwrap();
+    let (code, _, _) = sieve(&["check", "grammars/x.gbnf", "--schema", shown]);
+    assert_eq!(code, 2);
+    let (code, _, _) = sieve(&["match", "--regex", "a", "--schema", shown, "--text", "a"]);
+    assert_eq!(code, 2);
+    let (code, _, _) = sieve(&["match", "--schema", shown, "--order", "sideways"]);
+    assert_eq!(code, 2);
+}
