@@ -47,6 +47,7 @@
 mod dedup;
 mod grammar;
 mod parser;
+mod within;
 
 use std::fmt;
 

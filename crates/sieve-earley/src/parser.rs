@@ -472,4 +472,9 @@ impl Parser {
     fn top(&self) -> &SetInfo {
         self.sets.last().expect("there is always a set")
     }
+
+    /// The scan items of the top set.
+    pub(crate) fn top_scans(&self) -> &[Item] {
+        &self.scans[self.top().scans..]
+    }
 }

@@ -6,6 +6,8 @@ use sieve_earley::EarleyGrammar;
 use sieve_ir::Grammar;
 use sieve_vocab::{TokenId, TokenTrie, Vocabulary};
 
+use crate::token_cache::TokenCache;
+
 /// Settings of every stage compiled into a [`CompiledGrammar`]; each stage documents its
 /// own defaults.
 #[derive(Clone, Debug, Default)]
@@ -64,6 +66,7 @@ impl Tokenizer {
 pub struct CompiledGrammar {
     earley: Arc<EarleyGrammar>,
     tokenizer: Arc<Tokenizer>,
+    cache: TokenCache,
 }
 
 impl CompiledGrammar {
@@ -84,7 +87,12 @@ impl CompiledGrammar {
             root_nullable,
             options.earley.clone(),
         ));
-        Ok(CompiledGrammar { earley, tokenizer })
+        let cache = TokenCache::new(&earley, tokenizer.vocab.n_vocab().div_ceil(32));
+        Ok(CompiledGrammar {
+            earley,
+            tokenizer,
+            cache,
+        })
     }
 
     /// The vocabulary.
@@ -100,6 +108,11 @@ impl CompiledGrammar {
     /// The recogniser tables.
     pub fn earley(&self) -> &Arc<EarleyGrammar> {
         &self.earley
+    }
+
+    /// The per-state token classification, filled lazily by the matchers.
+    pub(crate) fn cache(&self) -> &TokenCache {
+        &self.cache
     }
 
     /// The vocabulary's text tokens sorted by bytes.

@@ -33,6 +33,7 @@ mod compiled;
 mod error;
 mod mask;
 mod matcher;
+mod token_cache;
 
 pub use compiled::{CompileError, CompiledGrammar, Options, Tokenizer};
 pub use error::MatcherError;

@@ -63,7 +63,14 @@ impl Matcher {
             return Ok(());
         }
         let compiled = self.compiled.clone();
-        if let Err(limit) = mask::fill_text_tokens(&mut self.parser, compiled.trie(), bitmask) {
+        let filled = mask::fill_text_tokens(
+            &mut self.parser,
+            compiled.earley(),
+            compiled.trie(),
+            compiled.cache(),
+            bitmask,
+        );
+        if let Err(limit) = filled {
             bitmask.fill(0);
             return Err(limit.into());
         }

@@ -1,0 +1,170 @@
+//! The token-mask cache: for each automaton state, which tokens an item in that state accepts
+//! on its own, which it cannot accept, and which depend on the rest of the Earley set
+//! (XGrammar's adaptive token-mask cache, seed xgrammar2 §3.2–3.4, computed lazily per state).
+//!
+//! # Invariants
+//!
+//! For a scan item in state `s` (see `sieve_earley`'s `within` module for the argument):
+//!
+//! - every token in `accepted` is accepted whenever an item in `s` is in the top set;
+//! - every text token in neither `accepted` nor `uncertain` gets nothing from items in `s`;
+//! - `uncertain` is a sorted list of disjoint ranges of trie positions.
+//!
+//! So the mask of a set is the union of its scan states' `accepted` sets, plus the tokens of
+//! their `uncertain` ranges that the recogniser accepts when fed in full — exactly the
+//! brute-force mask. Entries are computed on first use and never change; a
+//! [`TokenCache`] belongs to one compiled grammar and one trie.
+
+use std::ops::Range;
+use std::sync::OnceLock;
+
+use sieve_earley::EarleyGrammar;
+use sieve_vocab::TokenTrie;
+
+/// Tokens, as a bitmask over ids when many, else as a sorted id list.
+#[derive(Debug)]
+enum TokenSet {
+    Bits(Vec<u32>),
+    Ids(Vec<u32>),
+}
+
+impl TokenSet {
+    fn from_ids(ids: Vec<u32>, words: usize) -> TokenSet {
+        // A list costs a word per token; a bitmask a word per 32 ids.
+        if ids.len() < words {
+            return TokenSet::Ids(ids);
+        }
+        let mut bits = vec![0u32; words];
+        for id in ids {
+            bits[id as usize / 32] |= 1 << (id % 32);
+        }
+        TokenSet::Bits(bits)
+    }
+
+    fn or_into(&self, mask: &mut [u32]) {
+        match self {
+            TokenSet::Bits(bits) => {
+                for (m, b) in mask.iter_mut().zip(bits) {
+                    *m |= b;
+                }
+            }
+            TokenSet::Ids(ids) => {
+                for &id in ids {
+                    mask[id as usize / 32] |= 1 << (id % 32);
+                }
+            }
+        }
+    }
+}
+
+/// What one state decides about the text tokens.
+#[derive(Debug)]
+pub(crate) struct StateTokens {
+    accepted: TokenSet,
+    uncertain: Vec<Range<u32>>,
+}
+
+impl StateTokens {
+    /// Sets the bits of the tokens accepted from this state.
+    pub(crate) fn or_accepted_into(&self, mask: &mut [u32]) {
+        self.accepted.or_into(mask);
+    }
+
+    /// The trie ranges whose tokens depend on the rest of the set.
+    pub(crate) fn uncertain(&self) -> &[Range<u32>] {
+        &self.uncertain
+    }
+}
+
+/// One lazily computed [`StateTokens`] per global state of a compiled grammar.
+#[derive(Debug)]
+pub(crate) struct TokenCache {
+    states: Vec<OnceLock<StateTokens>>,
+    words: usize,
+}
+
+impl TokenCache {
+    /// An empty cache for `grammar`, with masks of `words` words.
+    pub(crate) fn new(grammar: &EarleyGrammar, words: usize) -> TokenCache {
+        TokenCache {
+            states: (0..grammar.state_count())
+                .map(|_| OnceLock::new())
+                .collect(),
+            words,
+        }
+    }
+
+    /// The entry of `state`, computing it on first use.
+    pub(crate) fn get(
+        &self,
+        grammar: &EarleyGrammar,
+        trie: &TokenTrie,
+        state: u32,
+    ) -> &StateTokens {
+        self.states[state as usize].get_or_init(|| classify(grammar, trie, state, self.words))
+    }
+}
+
+/// One byte depth of the classification walk.
+struct Level {
+    /// The states reached by the bytes so far (usually one: the automata are DFAs).
+    states: Vec<u32>,
+    /// Whether a state after the first byte, up to this depth, could leave the automaton.
+    left: bool,
+}
+
+/// Classifies every text token of `trie` from `state` by walking the trie with the rule's
+/// automaton, sharing prefixes and skipping subtrees that die.
+fn classify(grammar: &EarleyGrammar, trie: &TokenTrie, state: u32, words: usize) -> StateTokens {
+    let mut levels = vec![Level {
+        states: vec![state],
+        left: false,
+    }];
+    let mut accepted = Vec::new();
+    let mut uncertain: Vec<Range<u32>> = Vec::new();
+    let mut scratch = Vec::new();
+    let mut i = 0;
+    'tokens: while i < trie.len() {
+        let bytes = trie.bytes_at(i);
+        levels.truncate(1 + (levels.len() - 1).min(trie.lcp(i)));
+        while levels.len() <= bytes.len() {
+            let depth = levels.len() - 1;
+            let current = &levels[depth];
+            scratch.clear();
+            for &s in &current.states {
+                grammar.scan_targets(s, bytes[depth], &mut scratch);
+            }
+            if scratch.is_empty() {
+                // Every token starting with bytes[..=depth] dies here.
+                let end = trie.skip_to(i + 1, depth + 1);
+                if current.left {
+                    push_range(&mut uncertain, i as u32..end as u32);
+                }
+                i = end;
+                continue 'tokens;
+            }
+            scratch.sort_unstable();
+            scratch.dedup();
+            let left = current.left || scratch.iter().any(|&s| grammar.can_leave(s));
+            levels.push(Level {
+                states: scratch.clone(),
+                left,
+            });
+        }
+        accepted.push(trie.token(i).as_u32());
+        i += 1;
+    }
+    accepted.sort_unstable();
+    StateTokens {
+        accepted: TokenSet::from_ids(accepted, words),
+        uncertain,
+    }
+}
+
+/// Appends `range`, merging it with the last range when they touch.
+fn push_range(ranges: &mut Vec<Range<u32>>, range: Range<u32>) {
+    match ranges.last_mut() {
+        Some(last) if last.end == range.start => last.end = range.end,
+        _ => ranges.push(range),
+    }
+}
