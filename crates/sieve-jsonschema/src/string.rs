@@ -6,9 +6,17 @@
 //! a low surrogate never stands alone). Lengths count Unicode scalar values, so a surrogate
 //! pair or a multi-byte UTF-8 sequence is one character.
 
+mod format;
+mod pattern;
+
+use std::collections::HashMap;
+
+use regex_syntax::utf8::Utf8Sequences;
 use sieve_ir::{ByteClass, Expr, GrammarBuilder};
 
-use crate::{Error, ErrorKind, Escapes};
+use crate::{Error, ErrorKind, Escapes, Limits};
+
+use pattern::{Dfa, Nfa, PatternError, PatternErrorKind, Ranges};
 
 /// The constraints of one string schema.
 #[derive(Clone, Debug, Default)]
@@ -25,33 +33,506 @@ pub(crate) struct StringSpec<'a> {
     pub pointer: &'a str,
 }
 
-/// A whole JSON string (quotes included) whose value meets `spec`.
+/// The longest `pattern` accepted, in bytes.
+const MAX_PATTERN_LEN: usize = 1 << 14;
+
+/// The most DFA states one string schema may have (before the product with a length counter).
+const MAX_DFA_STATES: usize = 4_096;
+
+/// A whole JSON string (quotes included) whose value meets `spec`, within the default
+/// [`Limits`].
 pub(crate) fn string_schema(
     builder: &mut GrammarBuilder,
     spec: &StringSpec<'_>,
     escapes: Escapes,
 ) -> Result<Expr, Error> {
-    let _ = builder;
-    for (keyword, present) in [
-        ("minLength", spec.min_length > 0),
-        ("maxLength", spec.max_length.is_some()),
-        ("pattern", spec.pattern.is_some()),
-        ("format", spec.format.is_some()),
-    ] {
-        if present {
-            return Err(Error::new(
-                ErrorKind::Unsupported,
-                spec.pointer,
-                keyword,
-                "not supported yet",
+    string_schema_limited(builder, spec, escapes, &Limits::default())
+}
+
+/// A whole JSON string (quotes included) whose value meets `spec`: its length in characters
+/// within `minLength`..=`maxLength`, a match of `pattern` somewhere in it, and all of it in the
+/// language of `format`. Helper rules are added to `builder`; their number is bounded by
+/// `limits.max_rules` and their size by `limits.fuel`.
+pub(crate) fn string_schema_limited(
+    builder: &mut GrammarBuilder,
+    spec: &StringSpec<'_>,
+    escapes: Escapes,
+    limits: &Limits,
+) -> Result<Expr, Error> {
+    let err =
+        |kind, keyword: &str, message: String| Error::new(kind, spec.pointer, keyword, message);
+    let min = spec.min_length;
+    let mut max = spec.max_length;
+    if let Some(max) = max {
+        if min > max {
+            return Err(err(
+                ErrorKind::Unsatisfiable,
+                "minLength",
+                format!("minLength {min} is greater than maxLength {max}"),
             ));
         }
     }
-    Ok(Expr::seq([
-        Expr::bytes(*b"\""),
-        Expr::star(any_char(escapes)),
-        Expr::bytes(*b"\""),
-    ]))
+    let bound_limit = u64::from(u32::MAX - 1);
+    for (keyword, value) in [("minLength", Some(min)), ("maxLength", max)] {
+        if value.is_some_and(|v| v > bound_limit) {
+            return Err(err(
+                ErrorKind::Limit,
+                keyword,
+                format!("lengths over {bound_limit} characters are not supported"),
+            ));
+        }
+    }
+    let state_budget = limits.fuel.clamp(1, 1 << 20);
+    let mut nfas = Vec::new();
+    if let Some(text) = spec.pattern {
+        if text.len() > MAX_PATTERN_LEN {
+            return Err(err(
+                ErrorKind::Limit,
+                "pattern",
+                format!(
+                    "the pattern is {} bytes long, over the limit of {MAX_PATTERN_LEN}",
+                    text.len()
+                ),
+            ));
+        }
+        let node = pattern::parse(text).map_err(|e| pattern_error(spec.pointer, "pattern", e))?;
+        let nfa = Nfa::new(&node.unanchored(), state_budget)
+            .map_err(|e| pattern_error(spec.pointer, "pattern", e))?;
+        nfas.push(nfa);
+    }
+    if let Some(name) = spec.format {
+        let Some((text, longest)) = format::format_pattern(name) else {
+            return Err(err(
+                ErrorKind::Unsupported,
+                "format",
+                format!("format `{name}` is not supported"),
+            ));
+        };
+        let node = pattern::parse(&text).map_err(|e| pattern_error(spec.pointer, "format", e))?;
+        let nfa =
+            Nfa::new(&node, state_budget).map_err(|e| pattern_error(spec.pointer, "format", e))?;
+        nfas.push(nfa);
+        if let Some(longest) = longest {
+            max = Some(max.map_or(longest, |m| m.min(longest)));
+        }
+    }
+    let blame = if spec.pattern.is_some() {
+        "pattern"
+    } else if spec.format.is_some() {
+        "format"
+    } else {
+        "minLength"
+    };
+    if max.is_some_and(|max| min > max) {
+        return Err(err(
+            ErrorKind::Unsatisfiable,
+            blame,
+            format!("no string of at least {min} characters is valid"),
+        ));
+    }
+    let quote = || Expr::bytes(*b"\"");
+    if nfas.is_empty() {
+        let body = counted(any_char(escapes), min, max);
+        return Ok(Expr::seq([quote(), body, quote()]));
+    }
+    let dfa = Dfa::build(&nfas, MAX_DFA_STATES)
+        .map_err(|e| pattern_error(spec.pointer, blame, e))?
+        .ok_or_else(|| {
+            err(
+                ErrorKind::Unsatisfiable,
+                blame,
+                "no string matches the pattern and the format together".to_owned(),
+            )
+        })?;
+    let body = Emitter {
+        builder,
+        escapes,
+        limits,
+        dfa: &dfa,
+        min,
+        max,
+        spelled: HashMap::new(),
+        fuel: 0,
+    }
+    .emit()
+    .map_err(|e| match e {
+        EmitError::Empty => err(
+            ErrorKind::Unsatisfiable,
+            blame,
+            format!(
+                "no string of {min}..{} characters matches",
+                max.map_or(String::new(), |m| m.to_string())
+            ),
+        ),
+        EmitError::Limit(message) => err(ErrorKind::Limit, blame, message),
+    })?;
+    Ok(Expr::seq([quote(), body, quote()]))
+}
+
+fn pattern_error(pointer: &str, keyword: &str, e: PatternError) -> Error {
+    let kind = match e.kind {
+        PatternErrorKind::Invalid => ErrorKind::Invalid,
+        PatternErrorKind::Unsupported => ErrorKind::Unsupported,
+        PatternErrorKind::Limit => ErrorKind::Limit,
+    };
+    Error::new(kind, pointer, keyword, e.message)
+}
+
+/// `item{min,max}` with bounds that fit (checked by the caller).
+fn counted(item: Expr, min: u64, max: Option<u64>) -> Expr {
+    let min = u32::try_from(min).unwrap_or(u32::MAX - 1);
+    let max = max.map(|m| u32::try_from(m).unwrap_or(u32::MAX - 1));
+    Expr::repeat(item, min, max).expect("min <= max")
+}
+
+enum EmitError {
+    Empty,
+    Limit(String),
+}
+
+/// Where a product transition goes: a product state, or the universal DFA state having read
+/// `k` characters (inlined as a counted repetition of any character).
+#[derive(Clone, Copy)]
+enum Target {
+    Node(usize),
+    Universal(u64),
+}
+
+/// Turns a DFA, in product with a character counter for `minLength`/`maxLength`, into
+/// right-linear rules: one per live `(state, count)` pair, the count saturating at `min` when
+/// there is no `max`.
+struct Emitter<'a> {
+    builder: &'a mut GrammarBuilder,
+    escapes: Escapes,
+    limits: &'a Limits,
+    dfa: &'a Dfa,
+    min: u64,
+    max: Option<u64>,
+    /// Spellings of character sets already built, shared through helper rules when large.
+    spelled: HashMap<Ranges, Expr>,
+    fuel: usize,
+}
+
+impl Emitter<'_> {
+    fn next_count(&self, k: u64) -> Option<u64> {
+        match self.max {
+            Some(max) => (k < max).then_some(k + 1),
+            None => Some((k + 1).min(self.min)),
+        }
+    }
+
+    fn emit(mut self) -> Result<Expr, EmitError> {
+        let dfa = self.dfa;
+        if Some(dfa.start) == dfa.universal {
+            return Ok(counted(any_char(self.escapes), self.min, self.max));
+        }
+        let max_nodes = self
+            .limits
+            .max_rules
+            .saturating_sub(self.builder.len())
+            .max(1);
+        let mut index: HashMap<(usize, u64), usize> = HashMap::new();
+        let mut nodes: Vec<(usize, u64)> = vec![(dfa.start, 0)];
+        index.insert((dfa.start, 0), 0);
+        let mut edges: Vec<Vec<(usize, Target)>> = Vec::new();
+        let mut i = 0;
+        while i < nodes.len() {
+            let (q, k) = nodes[i];
+            let mut out = Vec::new();
+            if let Some(k2) = self.next_count(k) {
+                for (t_index, &(t, _)) in dfa.states[q].transitions.iter().enumerate() {
+                    if Some(t) == dfa.universal {
+                        out.push((t_index, Target::Universal(k2)));
+                        continue;
+                    }
+                    let id = match index.get(&(t, k2)) {
+                        Some(&id) => id,
+                        None => {
+                            if nodes.len() >= max_nodes {
+                                return Err(EmitError::Limit(format!(
+                                    "the string's automaton times its length bounds is over \
+                                     the limit of {max_nodes} rules"
+                                )));
+                            }
+                            index.insert((t, k2), nodes.len());
+                            nodes.push((t, k2));
+                            nodes.len() - 1
+                        }
+                    };
+                    out.push((t_index, Target::Node(id)));
+                }
+            }
+            edges.push(out);
+            i += 1;
+        }
+        // Live nodes: some accepted continuation fits the length bounds.
+        let min = self.min;
+        let accepts = |(q, k): (usize, u64)| dfa.states[q].accept && k >= min;
+        let mut live: Vec<bool> = nodes
+            .iter()
+            .zip(&edges)
+            .map(|(&node, out)| {
+                accepts(node) || out.iter().any(|(_, t)| matches!(t, Target::Universal(_)))
+            })
+            .collect();
+        let mut reverse: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
+        for (from, out) in edges.iter().enumerate() {
+            for &(_, t) in out {
+                if let Target::Node(to) = t {
+                    reverse[to].push(from);
+                }
+            }
+        }
+        let mut stack: Vec<usize> = (0..nodes.len()).filter(|&n| live[n]).collect();
+        while let Some(n) = stack.pop() {
+            for &p in &reverse[n] {
+                if !live[p] {
+                    live[p] = true;
+                    stack.push(p);
+                }
+            }
+        }
+        if !live[0] {
+            return Err(EmitError::Empty);
+        }
+        let mut rules = vec![None; nodes.len()];
+        for n in 0..nodes.len() {
+            if live[n] {
+                let id = self
+                    .builder
+                    .fresh("string_state")
+                    .map_err(|e| EmitError::Limit(e.to_string()))?;
+                rules[n] = Some(id);
+            }
+        }
+        for n in 0..nodes.len() {
+            let Some(id) = rules[n] else { continue };
+            let (q, _) = nodes[n];
+            let mut alternatives = Vec::new();
+            if accepts(nodes[n]) {
+                alternatives.push(Expr::empty());
+            }
+            for &(t_index, target) in &edges[n] {
+                let rest = match target {
+                    Target::Node(to) => match rules[to] {
+                        Some(rule) => Expr::rule(rule),
+                        None => continue,
+                    },
+                    Target::Universal(k) => counted(
+                        any_char(self.escapes),
+                        self.min.saturating_sub(k),
+                        self.max.map(|m| m - k),
+                    ),
+                };
+                let chars = self.spell_shared(&dfa.states[q].transitions[t_index].1)?;
+                alternatives.push(Expr::seq([chars, rest]));
+            }
+            let body = Expr::choice(alternatives).expect("a live node has an alternative");
+            self.charge(body.size())?;
+            self.builder.define(id, body);
+        }
+        Ok(Expr::rule(rules[0].expect("the start node is live")))
+    }
+
+    fn charge(&mut self, size: usize) -> Result<(), EmitError> {
+        self.fuel += size;
+        if self.fuel > self.limits.fuel {
+            return Err(EmitError::Limit(format!(
+                "the string's grammar is over the fuel limit of {}",
+                self.limits.fuel
+            )));
+        }
+        Ok(())
+    }
+
+    /// The spellings of `ranges`, through a helper rule when they are large.
+    fn spell_shared(&mut self, ranges: &Ranges) -> Result<Expr, EmitError> {
+        if let Some(expr) = self.spelled.get(ranges) {
+            return Ok(expr.clone());
+        }
+        let expr = spell(ranges, self.escapes).expect("DFA transitions are never empty");
+        let expr = if expr.size() > 8 {
+            self.charge(expr.size())?;
+            let id = self
+                .builder
+                .fresh("string_chars")
+                .map_err(|e| EmitError::Limit(e.to_string()))?;
+            self.builder.define(id, expr);
+            Expr::rule(id)
+        } else {
+            expr
+        };
+        self.spelled.insert(ranges.clone(), expr.clone());
+        Ok(expr)
+    }
+}
+
+/// The characters that may appear raw in a JSON string.
+fn raw_chars() -> Ranges {
+    pattern::normalize(vec![(0x20, 0x21), (0x23, 0x5b), (0x5d, 0x10ffff)])
+}
+
+/// Every spelling under `escapes` of one character out of `ranges` (normalised); `None` when
+/// `ranges` is empty.
+pub(crate) fn spell(ranges: &[(u32, u32)], escapes: Escapes) -> Option<Expr> {
+    let mut alternatives = Vec::new();
+    // Raw: UTF-8 sequences; all one-byte ones merged into one class.
+    let mut ascii = ByteClass::default();
+    for (lo, hi) in pattern::intersect(ranges, &raw_chars()) {
+        let (lo, hi) = (
+            char::from_u32(lo).expect("scalar"),
+            char::from_u32(hi).expect("scalar"),
+        );
+        for seq in Utf8Sequences::new(lo, hi) {
+            let bytes = seq.as_slice();
+            if bytes.len() == 1 {
+                ascii.add_range(bytes[0].start, bytes[0].end);
+            } else {
+                alternatives.push(Expr::seq(bytes.iter().map(|r| {
+                    Expr::class(ByteClass::range(r.start, r.end)).expect("not empty")
+                })));
+            }
+        }
+    }
+    let contains = |c: u32| ranges.iter().any(|&(lo, hi)| lo <= c && c <= hi);
+    let mut shorts: Vec<(u32, u8)> = vec![
+        (0x22, b'"'),
+        (0x5c, b'\\'),
+        (0x08, b'b'),
+        (0x0c, b'f'),
+        (0x0a, b'n'),
+        (0x0d, b'r'),
+        (0x09, b't'),
+    ];
+    if escapes == Escapes::Any {
+        shorts.push((0x2f, b'/'));
+    }
+    let mut short_class = ByteClass::default();
+    for (c, letter) in shorts {
+        if contains(c) {
+            short_class.insert(letter);
+        }
+    }
+    if let Some(class) = Expr::class(short_class) {
+        alternatives.push(Expr::seq([Expr::bytes(*b"\\"), class]));
+    }
+    match escapes {
+        Escapes::Canonical => {
+            let controls = pattern::normalize(vec![(0, 7), (0x0b, 0x0b), (0x0e, 0x1f)]);
+            for (lo, hi) in pattern::intersect(ranges, &controls) {
+                for digits in hex_seqs(lo, hi, 4) {
+                    alternatives.push(u_escape(&digits, false));
+                }
+            }
+        }
+        Escapes::Any => {
+            for (lo, hi) in pattern::intersect(ranges, &[(0, 0xffff)]) {
+                for digits in hex_seqs(lo, hi, 4) {
+                    alternatives.push(u_escape(&digits, true));
+                }
+            }
+            for (lo, hi) in pattern::intersect(ranges, &[(0x10000, 0x10ffff)]) {
+                for (high, low) in surrogate_pieces(lo, hi) {
+                    let high: Vec<Expr> = hex_seqs(0xd800 + high.0, 0xd800 + high.1, 4)
+                        .iter()
+                        .map(|d| u_escape(d, true))
+                        .collect();
+                    let low: Vec<Expr> = hex_seqs(0xdc00 + low.0, 0xdc00 + low.1, 4)
+                        .iter()
+                        .map(|d| u_escape(d, true))
+                        .collect();
+                    alternatives.push(Expr::seq([
+                        Expr::choice(high).expect("not empty"),
+                        Expr::choice(low).expect("not empty"),
+                    ]));
+                }
+            }
+        }
+    }
+    if let Some(class) = Expr::class(ascii) {
+        alternatives.insert(0, class);
+    }
+    Expr::choice(alternatives)
+}
+
+/// `\u` followed by four hex digits in the given value ranges.
+fn u_escape(digits: &[(u8, u8)], both_cases: bool) -> Expr {
+    let mut items = vec![Expr::bytes(*b"\\u")];
+    for &(lo, hi) in digits {
+        let mut class = ByteClass::default();
+        for v in lo..=hi {
+            let lower = b"0123456789abcdef"[v as usize];
+            class.insert(lower);
+            if both_cases {
+                class.insert(lower.to_ascii_uppercase());
+            }
+        }
+        items.push(Expr::class(class).expect("not empty"));
+    }
+    Expr::seq(items)
+}
+
+/// `lo..=hi` (below `16^width`) as sequences of `width` hex-digit value ranges.
+fn hex_seqs(lo: u32, hi: u32, width: u32) -> Vec<Vec<(u8, u8)>> {
+    if width == 1 {
+        return vec![vec![(lo as u8, hi as u8)]];
+    }
+    let base = 16u32.pow(width - 1);
+    let (lh, ll, hh, hl) = (lo / base, lo % base, hi / base, hi % base);
+    let prefixed = |digit: u32, rest: Vec<Vec<(u8, u8)>>| {
+        rest.into_iter().map(move |mut r| {
+            r.insert(0, (digit as u8, digit as u8));
+            r
+        })
+    };
+    if lh == hh {
+        return prefixed(lh, hex_seqs(ll, hl, width - 1)).collect();
+    }
+    let mut out = Vec::new();
+    let (mut first, mut last) = (lh, hh);
+    if ll != 0 {
+        out.extend(prefixed(lh, hex_seqs(ll, base - 1, width - 1)));
+        first += 1;
+    }
+    let mut tail = Vec::new();
+    if hl != base - 1 {
+        tail.extend(prefixed(hh, hex_seqs(0, hl, width - 1)));
+        last -= 1;
+    }
+    if first <= last {
+        let mut full = vec![(first as u8, last as u8)];
+        full.extend(std::iter::repeat_n((0u8, 15u8), width as usize - 1));
+        out.push(full);
+    }
+    out.extend(tail);
+    out
+}
+
+/// `lo..=hi` (supplementary planes) as pieces `(high range, low range)` of surrogate offsets
+/// (`0..=0x3ff` each): every pair in a piece's product, and no other, encodes a character of
+/// the range.
+fn surrogate_pieces(lo: u32, hi: u32) -> Vec<((u32, u32), (u32, u32))> {
+    let (vl, vh) = (lo - 0x10000, hi - 0x10000);
+    let (hl, ll, hh, lh) = (vl >> 10, vl & 0x3ff, vh >> 10, vh & 0x3ff);
+    if hl == hh {
+        return vec![((hl, hl), (ll, lh))];
+    }
+    let mut out = Vec::new();
+    let (mut first, mut last) = (hl, hh);
+    if ll != 0 {
+        out.push(((hl, hl), (ll, 0x3ff)));
+        first += 1;
+    }
+    let mut tail = None;
+    if lh != 0x3ff {
+        tail = Some(((hh, hh), (0, lh)));
+        last -= 1;
+    }
+    if first <= last {
+        out.push(((first, last), (0, 0x3ff)));
+    }
+    out.extend(tail);
+    out
 }
 
 /// Every spelling, under `escapes`, of the JSON string whose value is `value` (quotes
@@ -204,4 +685,343 @@ pub(crate) fn any_char(escapes: Escapes) -> Expr {
         }
     };
     Expr::choice(raw.into_iter().chain([escapes_expr])).expect("alternatives")
+}
+
+#[cfg(test)]
+mod tests {
+    use sieve_ir::reference::Recognizer;
+
+    use super::*;
+
+    /// A tiny seeded generator: tests are reproducible and need no crate.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    fn recognizer(expr: impl FnOnce(&mut GrammarBuilder) -> Result<Expr, Error>) -> Recognizer {
+        let mut builder = GrammarBuilder::new();
+        let root = builder.declare("root").unwrap();
+        let body = expr(&mut builder).unwrap();
+        builder.define(root, body);
+        Recognizer::new(&builder.build(root).unwrap()).unwrap()
+    }
+
+    fn schema(spec: &StringSpec<'_>, escapes: Escapes) -> Recognizer {
+        recognizer(|b| string_schema(b, spec, escapes))
+    }
+
+    /// A random spelling of `value` under [`Escapes::Any`].
+    fn any_spelling(value: &str, rng: &mut Rng) -> String {
+        let mut out = String::from("\"");
+        for c in value.chars() {
+            let canonical = serde_json::to_string(&c.to_string()).unwrap();
+            let canonical = &canonical[1..canonical.len() - 1];
+            match rng.below(4) {
+                0 | 1 => out.push_str(canonical),
+                2 if c == '/' => out.push_str("\\/"),
+                _ => {
+                    let mut units = [0u16; 2];
+                    for unit in c.encode_utf16(&mut units).iter() {
+                        let hex = format!("{unit:04x}");
+                        let hex: String = hex
+                            .chars()
+                            .map(|h| {
+                                if rng.below(2) == 0 {
+                                    h.to_ascii_uppercase()
+                                } else {
+                                    h
+                                }
+                            })
+                            .collect();
+                        out.push_str("\\u");
+                        out.push_str(&hex);
+                    }
+                }
+            }
+        }
+        out.push('"');
+        out
+    }
+
+    const ALPHABET: &[char] = &[
+        'a',
+        'b',
+        'z',
+        'A',
+        '0',
+        '5',
+        '9',
+        '-',
+        '_',
+        '.',
+        ' ',
+        '"',
+        '\\',
+        '/',
+        '\n',
+        '\t',
+        '\u{1}',
+        '\u{7f}',
+        '\u{e9}',
+        '\u{a0}',
+        '\u{2028}',
+        '\u{661}',
+        '\u{ffff}',
+        '\u{1f600}',
+        '\u{10ffff}',
+        '@',
+        ':',
+        'T',
+        'Z',
+    ];
+
+    fn random_string(rng: &mut Rng, max_len: usize, alphabet: &[char]) -> String {
+        let len = rng.below(max_len + 1);
+        (0..len)
+            .map(|_| alphabet[rng.below(alphabet.len())])
+            .collect()
+    }
+
+    /// Checks `pattern` (with length bounds) against `oracle` (a `regex` crate pattern meaning
+    /// the same on decoded strings): random strings in both spellings, and sentences sampled
+    /// from the grammar decoded by serde_json.
+    fn check_pattern(pattern: &str, oracle: &str, min: u64, max: Option<u64>, alphabet: &[char]) {
+        let oracle = regex::Regex::new(oracle).unwrap();
+        let valid = |s: &str| {
+            let n = s.chars().count() as u64;
+            oracle.is_match(s) && n >= min && max.is_none_or(|m| n <= m)
+        };
+        let spec = StringSpec {
+            min_length: min,
+            max_length: max,
+            pattern: Some(pattern),
+            ..StringSpec::default()
+        };
+        let any = schema(&spec, Escapes::Any);
+        let canonical = schema(&spec, Escapes::Canonical);
+        let mut rng = Rng(pattern.len() as u64);
+        for _ in 0..300 {
+            let s = random_string(&mut rng, 8, alphabet);
+            let json = serde_json::to_string(&s).unwrap();
+            let expected = valid(&s);
+            assert_eq!(
+                any.accepts(json.as_bytes()),
+                expected,
+                "{pattern} on {json}"
+            );
+            assert_eq!(
+                canonical.accepts(json.as_bytes()),
+                expected,
+                "{pattern} on {json}"
+            );
+            let spelled = any_spelling(&s, &mut rng);
+            assert_eq!(
+                any.accepts(spelled.as_bytes()),
+                expected,
+                "{pattern} on {spelled}"
+            );
+        }
+        for (recognizer, escapes) in [(&any, Escapes::Any), (&canonical, Escapes::Canonical)] {
+            for seed in 0..100 {
+                let sample = recognizer.sample(seed, 40).unwrap();
+                let text = String::from_utf8(sample).unwrap();
+                let value: String = serde_json::from_str(&text).unwrap();
+                assert!(valid(&value), "{pattern}: sampled {text}");
+                if escapes == Escapes::Canonical {
+                    assert_eq!(text, serde_json::to_string(&value).unwrap());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lengths_count_characters() {
+        let spec = StringSpec {
+            min_length: 2,
+            max_length: Some(3),
+            ..StringSpec::default()
+        };
+        let r = schema(&spec, Escapes::Any);
+        assert!(r.accepts(br#""ab""#));
+        assert!(r.accepts("\"\u{e9}\u{1f600}\"".as_bytes()));
+        assert!(r.accepts(br#""\ud83d\ude00\u00E9\n""#));
+        assert!(!r.accepts(br#""\ud83d\ude00""#));
+        assert!(!r.accepts(br#""abcd""#));
+        assert!(!r.accepts(br#""\ud83d""#));
+        let r = schema(&spec, Escapes::Canonical);
+        assert!(r.accepts(br#""\n\u0001""#));
+        assert!(!r.accepts(br#""\u00e9a""#));
+        assert!(!r.accepts(br#""\u0001\u001F""#));
+        let err = string_schema(
+            &mut GrammarBuilder::new(),
+            &StringSpec {
+                min_length: 3,
+                max_length: Some(2),
+                ..StringSpec::default()
+            },
+            Escapes::Any,
+        )
+        .unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Unsatisfiable);
+    }
+
+    #[test]
+    fn patterns_match_the_regex_crate() {
+        let alphabet = ALPHABET;
+        check_pattern("a", "a", 0, None, alphabet);
+        check_pattern("^a", "^a", 0, None, alphabet);
+        check_pattern("^[a-z0-9]+$", "^[a-z0-9]+$", 0, None, alphabet);
+        check_pattern("^[a-z0-9]+$", "^[a-z0-9]+$", 2, Some(4), alphabet);
+        check_pattern("b|^A", "b|^A", 0, Some(5), alphabet);
+        check_pattern("[^a]$", "[^a]$", 1, None, alphabet);
+        check_pattern(
+            "a.b",
+            "a[^\n\r\u{2028}\u{2029}]b",
+            0,
+            None,
+            &['a', 'b', '\n', 'x'],
+        );
+        check_pattern("(ab)*$", "(ab)*$", 3, Some(6), &['a', 'b']);
+        check_pattern(
+            "^(a|b){2,3}c?$",
+            "^(a|b){2,3}c?$",
+            0,
+            None,
+            &['a', 'b', 'c'],
+        );
+        check_pattern("\\d\\w", "[0-9][0-9A-Za-z_]", 0, None, alphabet);
+        check_pattern(
+            "^\\s\\S$",
+            "^[\t\n\x0b\x0c\r \u{a0}\u{1680}\u{2000}-\u{200a}\u{2028}\u{2029}\u{202f}\u{205f}\u{3000}\u{feff}][^\t\n\x0b\x0c\r \u{a0}\u{1680}\u{2000}-\u{200a}\u{2028}\u{2029}\u{202f}\u{205f}\u{3000}\u{feff}]$",
+            0,
+            None,
+            alphabet,
+        );
+        check_pattern(
+            "[\\u00e0-\\u{1F600}\"\\\\/]",
+            "[\u{e0}-\u{1f600}\"\\\\/]",
+            0,
+            None,
+            alphabet,
+        );
+        check_pattern("", "", 0, Some(3), alphabet);
+        check_pattern("", "", 5, None, alphabet);
+    }
+
+    #[test]
+    fn unsatisfiable_and_refused() {
+        let err = |pattern: &str, min, max| {
+            string_schema(
+                &mut GrammarBuilder::new(),
+                &StringSpec {
+                    pattern: Some(pattern),
+                    min_length: min,
+                    max_length: max,
+                    pointer: "/p",
+                    ..StringSpec::default()
+                },
+                Escapes::Any,
+            )
+            .unwrap_err()
+        };
+        assert_eq!(err("^a$", 2, None).kind, ErrorKind::Unsatisfiable);
+        assert_eq!(err("a^", 0, None).kind, ErrorKind::Unsatisfiable);
+        let e = err("(?=x)", 0, None);
+        assert_eq!(
+            (e.kind, e.pointer.as_str()),
+            (ErrorKind::Unsupported, "/p/pattern")
+        );
+        assert_eq!(err("[", 0, None).kind, ErrorKind::Invalid);
+        assert_eq!(err("^(a|b)*a.{12}$", 0, None).kind, ErrorKind::Limit);
+    }
+
+    #[test]
+    fn spellings_of_every_kind_of_character() {
+        let mut rng = Rng(7);
+        for c in ALPHABET
+            .iter()
+            .copied()
+            .chain(['\u{d7ff}', '\u{e000}', '\u{10000}'])
+        {
+            let ranges = pattern::normalize(vec![(c as u32, c as u32)]);
+            let r = recognizer(|_| Ok(spell(&ranges, Escapes::Any).unwrap()));
+            let canonical = recognizer(|_| Ok(spell(&ranges, Escapes::Canonical).unwrap()));
+            let json = serde_json::to_string(&c.to_string()).unwrap();
+            let inner = &json[1..json.len() - 1];
+            assert!(r.accepts(inner.as_bytes()), "{json}");
+            assert!(canonical.accepts(inner.as_bytes()), "{json}");
+            for _ in 0..8 {
+                let spelled = any_spelling(&c.to_string(), &mut rng);
+                let inner = &spelled[1..spelled.len() - 1];
+                assert!(r.accepts(inner.as_bytes()), "{spelled}");
+                let lit = recognizer(|_| Ok(string_literal(&c.to_string(), Escapes::Any)));
+                assert!(lit.accepts(spelled.as_bytes()), "{spelled}");
+            }
+            for seed in 0..30 {
+                let sample = String::from_utf8(r.sample(seed, 10).unwrap()).unwrap();
+                let value: String = serde_json::from_str(&format!("\"{sample}\"")).unwrap();
+                assert_eq!(value, c.to_string(), "{sample}");
+            }
+        }
+    }
+
+    #[test]
+    fn hex_ranges_are_exact() {
+        let mut rng = Rng(3);
+        for _ in 0..200 {
+            let a = rng.below(0x10000) as u32;
+            let b = rng.below(0x10000) as u32;
+            let (lo, hi) = (a.min(b), a.max(b));
+            let seqs = hex_seqs(lo, hi, 4);
+            let covered = |v: u32| {
+                seqs.iter().any(|s| {
+                    s.iter()
+                        .enumerate()
+                        .all(|(i, &(l, h))| (l..=h).contains(&(((v >> (12 - 4 * i)) & 0xf) as u8)))
+                })
+            };
+            for v in [lo, hi, lo.saturating_sub(1), hi + 1, (lo + hi) / 2] {
+                assert_eq!(
+                    covered(v),
+                    (lo..=hi).contains(&v),
+                    "{lo:x}..{hi:x} at {v:x}"
+                );
+            }
+            let a = 0x10000 + rng.below(0x100000) as u32;
+            let b = 0x10000 + rng.below(0x100000) as u32;
+            let (lo, hi) = (a.min(b), a.max(b));
+            let pieces = surrogate_pieces(lo, hi);
+            let covered = |v: u32| {
+                let (h, l) = ((v - 0x10000) >> 10, (v - 0x10000) & 0x3ff);
+                pieces
+                    .iter()
+                    .any(|&((h1, h2), (l1, l2))| (h1..=h2).contains(&h) && (l1..=l2).contains(&l))
+            };
+            for v in [
+                lo,
+                hi,
+                lo.max(0x10001) - 1,
+                hi.min(0x10fffe) + 1,
+                (lo + hi) / 2,
+            ] {
+                assert_eq!(
+                    covered(v),
+                    (lo..=hi).contains(&v),
+                    "{lo:x}..{hi:x} at {v:x}"
+                );
+            }
+        }
+    }
 }
