@@ -2,6 +2,7 @@
 
 pub mod dedupe;
 pub mod flatten;
+pub mod inline_terminals;
 pub mod merge_identical;
 pub mod merge_literals;
 pub mod nullable;

@@ -1,0 +1,84 @@
+//! Pass `inline-terminals`: a small rule that refers to no other rule — a *terminal rule*,
+//! such as `hex ::= [0-9a-fA-F]` or a string's `char` — is substituted at every reference,
+//! bottom-up (once `hex` is inlined into `char`, `char` is terminal too).
+//!
+//! Why: the runtime's token-mask cache decides a token from one automaton state as long as
+//! the token stays inside that rule's automaton; a reference to a sub-rule is a point where
+//! the token could leave it, and every such token must be checked against the whole Earley
+//! set. With `string ::= "\"" char* "\""` and `char` a rule, that is every token inside a
+//! string; with `char` inlined, the string is one automaton and almost every token is decided
+//! by the cache (XGrammar's "context-independent" tokens).
+//!
+//! Not inlined: the root, rules larger than [`MAX_INLINED_SIZE`] expression nodes (so the
+//! grammar grows by at most that much per reference), counted rules, and nothing is inlined
+//! *into* a counted rule (its body must stay `R{m,n}`). Rules no longer referenced are dropped.
+//! After it: the `Final` stage still holds — an inlined body is regular with loop repetitions
+//! only, and it is not nullable (only the root is), so the rule it lands in is not made
+//! nullable.
+
+use sieve_ir::{Expr, Grammar};
+
+use crate::{is_counted_rule, rebuild::Draft, NormalizeError};
+
+/// The largest terminal rule body, in expression nodes, that is inlined.
+pub const MAX_INLINED_SIZE: usize = 128;
+
+/// Runs the pass.
+pub fn inline_terminals(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
+    let mut draft = Draft::from_grammar(grammar);
+    let count = draft.bodies.len();
+    let mut inlinable = vec![false; count];
+    loop {
+        let mut changed = false;
+        for id in 0..count {
+            let Some(body) = &draft.bodies[id] else {
+                continue;
+            };
+            if !inlinable[id]
+                && id != draft.root.index()
+                && !is_counted_rule(body)
+                && body.size() <= MAX_INLINED_SIZE
+                && !refers_to_any_rule(body)
+            {
+                inlinable[id] = true;
+                changed = true;
+            }
+        }
+        let snapshot = draft.bodies.clone();
+        for id in 0..count {
+            let Some(body) = &draft.bodies[id] else {
+                continue;
+            };
+            if is_counted_rule(body) || !refers_to(body, &inlinable) {
+                continue;
+            }
+            let inlined = body
+                .map_refs(&mut |r| {
+                    if inlinable[r.index()] {
+                        snapshot[r.index()].clone()
+                    } else {
+                        Some(Expr::rule(r))
+                    }
+                })
+                .ok_or_else(|| NormalizeError::internal("inlining removed every alternative"))?;
+            draft.bodies[id] = Some(inlined);
+            changed = true;
+        }
+        if !changed {
+            break;
+        }
+    }
+    draft.finish()
+}
+
+fn refers_to_any_rule(body: &Expr) -> bool {
+    let mut any = false;
+    body.for_each_ref(&mut |_| any = true);
+    any
+}
+
+fn refers_to(body: &Expr, rules: &[bool]) -> bool {
+    let mut any = false;
+    body.for_each_ref(&mut |r| any |= rules[r.index()]);
+    any
+}
