@@ -100,6 +100,28 @@ pub(crate) fn string_schema_limited(
             .map_err(|e| pattern_error(spec.pointer, "pattern", e))?;
         nfas.push(nfa);
     }
+    if let (Some("hostname"), None) = (spec.format, spec.pattern) {
+        let quote = || Expr::bytes(*b"\"");
+        let mut spell_rule = |builder: &mut GrammarBuilder, ranges: &[(u32, u32)]| {
+            let expr = spell(ranges, escapes).expect("not empty");
+            if expr.size() <= 8 {
+                return Ok(expr);
+            }
+            let id = builder.fresh("string_chars")?;
+            builder.define(id, expr);
+            Ok(Expr::rule(id))
+        };
+        let body = format::hostname(builder, &mut spell_rule, min, max.unwrap_or(253))
+            .map_err(|e| err(ErrorKind::Limit, "format", e.to_string()))?
+            .ok_or_else(|| {
+                err(
+                    ErrorKind::Unsatisfiable,
+                    "format",
+                    format!("no hostname has a length in {min}..={}", max.unwrap_or(253)),
+                )
+            })?;
+        return Ok(Expr::seq([quote(), body, quote()]));
+    }
     if let Some(name) = spec.format {
         let Some((text, longest)) = format::format_pattern(name) else {
             return Err(err(
@@ -167,6 +189,10 @@ pub(crate) fn string_schema_limited(
         EmitError::Limit(message) => err(ErrorKind::Limit, blame, message),
     })?;
     Ok(Expr::seq([quote(), body, quote()]))
+}
+
+fn limit_error(e: sieve_ir::IrError) -> EmitError {
+    EmitError::Limit(e.to_string())
 }
 
 fn pattern_error(pointer: &str, keyword: &str, e: PatternError) -> Error {
@@ -295,13 +321,19 @@ impl Emitter<'_> {
         if !live[0] {
             return Err(EmitError::Empty);
         }
+        // One fresh base name, then `{base}_s{n}`: `fresh` never makes such a name, and
+        // probing `fresh` per rule would be quadratic.
+        let base = self.builder.fresh("string_dfa").map_err(limit_error)?;
+        let base_name = self.builder.name(base).to_owned();
         let mut rules = vec![None; nodes.len()];
-        for n in 0..nodes.len() {
+        rules[0] = Some(base);
+        for n in 1..nodes.len() {
             if live[n] {
-                let id = self
-                    .builder
-                    .fresh("string_state")
-                    .map_err(|e| EmitError::Limit(e.to_string()))?;
+                let name = format!("{base_name}_s{n}");
+                let id = match self.builder.declare(&name) {
+                    Ok(id) => id,
+                    Err(_) => self.builder.fresh(&name).map_err(limit_error)?,
+                };
                 rules[n] = Some(id);
             }
         }
@@ -353,10 +385,11 @@ impl Emitter<'_> {
         let expr = spell(ranges, self.escapes).expect("DFA transitions are never empty");
         let expr = if expr.size() > 8 {
             self.charge(expr.size())?;
-            let id = self
-                .builder
-                .fresh("string_chars")
-                .map_err(|e| EmitError::Limit(e.to_string()))?;
+            let name = format!("string_chars_{}", self.spelled.len());
+            let id = match self.builder.declare(&name) {
+                Ok(id) => id,
+                Err(_) => self.builder.fresh(&name).map_err(limit_error)?,
+            };
             self.builder.define(id, expr);
             Expr::rule(id)
         } else {
@@ -1023,5 +1056,363 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// `(format, valid values, invalid values)`, many from the JSON-Schema-Test-Suite.
+    const FORMAT_CASES: &[(&str, &[&str], &[&str])] = &[
+        (
+            "date",
+            &[
+                "1963-06-19",
+                "2020-01-31",
+                "2020-02-29",
+                "2000-02-29",
+                "1600-02-29",
+                "2021-04-30",
+            ],
+            &[
+                "2020-01-32",
+                "2021-02-29",
+                "1900-02-29",
+                "2100-02-29",
+                "2020-04-31",
+                "2020-13-01",
+                "2020-00-01",
+                "350-01-01",
+                "2020-1-01",
+                "1998-01-01T",
+                "1963-06-1\u{966}",
+                "20230328",
+                "2023-W01",
+                "2020-02-30",
+            ],
+        ),
+        (
+            "time",
+            &[
+                "08:30:06Z",
+                "08:30:06z",
+                "23:59:60Z",
+                "23:59:60+00:00",
+                "08:30:06.283185Z",
+                "08:30:06+00:20",
+                "08:30:06-08:00",
+                "23:20:50.52-23:59",
+            ],
+            &[
+                "22:59:60Z",
+                "23:58:60Z",
+                "24:00:00Z",
+                "08:60:06Z",
+                "08:30:61Z",
+                "08:30:06+24:00",
+                "08:30:06+00:60",
+                "08:30:06",
+                "8:30:06Z",
+                "08:30:06 Z",
+                "01:02:03,12Z",
+                "08:30:06.Z",
+                "12:00:00+1:00",
+                "23:59:60+01:00",
+            ],
+        ),
+        (
+            "date-time",
+            &[
+                "1963-06-19T08:30:06.283185Z",
+                "1963-06-19t08:30:06z",
+                "1998-12-31T23:59:60Z",
+                "2020-02-29T00:00:00+05:30",
+            ],
+            &[
+                "1998-12-31T23:59:61Z",
+                "1963-06-19 08:30:06Z",
+                "1963-06-19T08:30:06",
+                "2021-02-29T00:00:00Z",
+                "06/19/1963 08:30:06 PST",
+            ],
+        ),
+        (
+            "duration",
+            &[
+                "P4DT12H30M5S",
+                "P4Y",
+                "PT0S",
+                "P0D",
+                "P1M",
+                "PT1M",
+                "PT36H",
+                "P1Y2M3DT4H5M6S",
+                "P2W",
+                "P1D",
+            ],
+            &[
+                "PT1D",
+                "P",
+                "P1YT",
+                "PT",
+                "P2D1Y",
+                "P1D2H",
+                "P2S",
+                "4DT12H30M5S",
+                "P1Y2W",
+                "P1.5Y",
+                "P\u{661}Y",
+                "PT1H2S",
+            ],
+        ),
+        (
+            "email",
+            &[
+                "joe.bloggs@example.com",
+                "te~st@example.com",
+                "~test@example.com",
+                "test~@example.com",
+                "\"joe bloggs\"@example.com",
+                "\"joe..bloggs\"@example.com",
+                "\"joe@bloggs\"@example.com",
+                "joe.bloggs@[127.0.0.1]",
+                "joe.bloggs@[IPv6:::1]",
+                "te.s.t@example.com",
+                "a@b",
+            ],
+            &[
+                "2962",
+                ".test@example.com",
+                "test.@example.com",
+                "te..st@example.com",
+                "joe.bloggs@invalid=domain.com",
+                "joe.bloggs@[127.0.0.300]",
+                "a@-b.com",
+                "a@b-.com",
+                "a b@c.com",
+                "@example.com",
+                "a@",
+            ],
+        ),
+        (
+            "hostname",
+            &[
+                "www.example.com",
+                "hostname",
+                "host-name",
+                "h0stn4me",
+                "1host",
+                "a",
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.com",
+                "ab-cd",
+            ],
+            &[
+                "-a-host-name-that-starts-with--",
+                "not_a_valid_host_name",
+                "a-host-name-ends-",
+                ".",
+                "-hostname",
+                "hostname-",
+                "_hostname",
+                "hostname_",
+                "a..b",
+                "a.",
+                ".a",
+                "",
+                "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.com",
+                "XN--aa---o47jg78q",
+                "xn--X",
+                "ab--cd",
+                "h\u{e9}",
+            ],
+        ),
+        (
+            "ipv4",
+            &["192.168.0.1", "0.0.0.0", "255.255.255.255", "1.2.3.4"],
+            &[
+                "127.0.0.0.1",
+                "256.256.256.256",
+                "127.0",
+                "0x7f000001",
+                "087.10.0.1",
+                "1.2.3.4\n",
+                "1.2.3.\u{967}",
+                "192.168.1.0/24",
+            ],
+        ),
+        (
+            "ipv6",
+            &[
+                "::1",
+                "::abef",
+                "::",
+                "::42:ff:1",
+                "d6::",
+                "1:d6::42",
+                "1::d6:192.168.0.1",
+                "1:2::192.168.0.1",
+                "::ffff:192.168.0.1",
+                "1:2:3:4:5:6:7:8",
+                "1000:1000:1000:1000:1000:1000:255.255.255.255",
+                "ABCD:ef01::",
+            ],
+            &[
+                "12345::",
+                "::abcef",
+                "1:1:1:1:1:1:1:1:1:1:1:1:1:1:1:1",
+                "::laptop",
+                ":2:3:4:5:6:7:8",
+                "1:2:3:4:5:6:7:",
+                "1::2::3",
+                "1::d6::42",
+                "1::2:192.168.256.1",
+                "fe80::a%eth1",
+                "100:100:100:100:100:100:255.255.255.255.255",
+                " ::1",
+                "::1 ",
+                "1:2:3:4:5:6:7:8:9",
+            ],
+        ),
+        (
+            "uuid",
+            &[
+                "2EB8AA08-AA98-11EA-B4AA-73B441D16380",
+                "2eb8aa08-aa98-11ea-b4aa-73b441d16380",
+                "00000000-0000-0000-0000-000000000000",
+                "98d80576-482e-427f-8434-7f86890ab222",
+            ],
+            &[
+                "2eb8aa08-aa98-11ea-b4aa-73b441d1638",
+                "2eb8aa08-aa98-11ea-b7aa-73b441d16380F",
+                "2eb8aa08-aa98-11ea-b4ga-73b441d16380",
+                "2eb8aa08aa9811eab4aa73b441d16380",
+                "2eb8-aa08-aa98-11ea-b4aa73b41d16380",
+            ],
+        ),
+        (
+            "uri",
+            &[
+                "http://foo.bar/?baz=qux#quux",
+                "http://foo.com/blah_(wiki)#cite-1",
+                "http://foo.bar/?q=Test%20URL-encoded%20stuff",
+                "http://xn--nw2a.xn--j6w193g/",
+                "http://-.~_!$&'()*+,;=:%40:80%2f::::::@example.com",
+                "http://223.255.255.254",
+                "ftp://ftp.is.co.za/rfc/rfc1808.txt",
+                "mailto:John.Doe@example.com",
+                "urn:oasis:names:specification:docbook:dtd:xml:4.1.2",
+                "tel:+1-816-555-1212",
+                "http://[2001:db8::7]/c=GB?objectClass?one",
+                "news:comp.infosystems.www.servers.unix",
+            ],
+            &[
+                "//foo.bar/?baz=qux#quux",
+                "/abc",
+                "\\\\WINDOWS\\fileshare",
+                "abc",
+                "http:// shouldfail.com",
+                ":// should fail",
+                "bar,baz:foo",
+                "http://example.com/\u{e9}",
+                "http://[::1",
+            ],
+        ),
+        (
+            "uri-reference",
+            &[
+                "http://foo.bar/?baz=qux#quux",
+                "//foo.bar/?baz=qux#quux",
+                "/abc",
+                "abc",
+                "#fragment",
+                "",
+                "?q",
+            ],
+            &[
+                "\\\\WINDOWS\\fileshare",
+                "#frag\\ment",
+                "http://[::1",
+                "a b",
+            ],
+        ),
+    ];
+
+    #[test]
+    fn formats_accept_and_reject() {
+        for &(format, valid, invalid) in FORMAT_CASES {
+            let spec = StringSpec {
+                format: Some(format),
+                ..StringSpec::default()
+            };
+            let any = schema(&spec, Escapes::Any);
+            let canonical = schema(&spec, Escapes::Canonical);
+            let mut rng = Rng(format.len() as u64);
+            for (values, expected) in [(valid, true), (invalid, false)] {
+                for value in values {
+                    let json = serde_json::to_string(value).unwrap();
+                    assert_eq!(any.accepts(json.as_bytes()), expected, "{format}: {json}");
+                    assert_eq!(
+                        canonical.accepts(json.as_bytes()),
+                        expected,
+                        "{format}: {json}"
+                    );
+                    let spelled = any_spelling(value, &mut rng);
+                    assert_eq!(
+                        any.accepts(spelled.as_bytes()),
+                        expected,
+                        "{format}: {spelled}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn format_with_pattern_and_lengths() {
+        let spec = StringSpec {
+            format: Some("date"),
+            pattern: Some("-02-"),
+            ..StringSpec::default()
+        };
+        let r = schema(&spec, Escapes::Any);
+        assert!(r.accepts(br#""2024-02-29""#));
+        assert!(!r.accepts(br#""2024-03-29""#));
+        assert!(!r.accepts(br#""2023-02-29""#));
+        let spec = StringSpec {
+            format: Some("hostname"),
+            min_length: 3,
+            max_length: Some(5),
+            ..StringSpec::default()
+        };
+        let r = schema(&spec, Escapes::Any);
+        assert!(r.accepts(br#""a.b""#));
+        assert!(r.accepts(br#""ab\u002Ecd""#));
+        assert!(!r.accepts(br#""ab""#));
+        assert!(!r.accepts(br#""abcdef""#));
+        let spec = StringSpec {
+            format: Some("hostname"),
+            pattern: Some("^[a-c.]*$"),
+            max_length: Some(4),
+            ..StringSpec::default()
+        };
+        let r = schema(&spec, Escapes::Any);
+        assert!(r.accepts(br#""ab.c""#));
+        assert!(!r.accepts(br#""ab.d""#));
+        assert!(!r.accepts(br#""ab.""#));
+        let err = |format: &'static str, min: u64| {
+            string_schema(
+                &mut GrammarBuilder::new(),
+                &StringSpec {
+                    format: Some(format),
+                    min_length: min,
+                    pointer: "/x",
+                    ..StringSpec::default()
+                },
+                Escapes::Any,
+            )
+            .unwrap_err()
+        };
+        let e = err("color", 0);
+        assert_eq!(
+            (e.kind, e.pointer.as_str()),
+            (ErrorKind::Unsupported, "/x/format")
+        );
+        assert_eq!(err("hostname", 254).kind, ErrorKind::Unsatisfiable);
     }
 }

@@ -10,9 +10,19 @@
 //! - `email`: RFC 5321 `Mailbox` (dot-string or quoted local part; domain or IPv4/IPv6 address
 //!   literal) without the RFC's separate length limits, and without general address
 //!   literals (no tag but `IPv6` is registered);
-//! - `uri`, `uri-reference`: RFC 3986 (ASCII only; IRIs are other formats).
+//! - `uri`, `uri-reference`: RFC 3986 (ASCII only; IRIs are other formats);
+//! - `hostname`: RFC 1123 labels (1–63 letters, digits, hyphens, no hyphen at either end),
+//!   at most 253 characters, and no label with `--` in positions 3–4: A-labels (`xn--…`) are
+//!   valid only if their Punycode decodes to a valid U-label, which no regular language
+//!   expresses, so all of them are refused.
+//!
+//! `hostname` alone is compiled by [`hostname`] rather than through the automaton: the
+//! 253-character bound times the 63-character label bound makes a product automaton of
+//! ~28,000 states, while the grammar here has one rule per total length.
 //!
 //! Formats outside the list are refused (sieve is strict); lenient mode drops them.
+
+use sieve_ir::{Expr, GrammarBuilder, IrError};
 
 /// The anchored pattern of `format` and its longest allowed length in characters, or `None`
 /// for a format sieve does not know.
@@ -54,7 +64,10 @@ pub(crate) fn format_pattern(format: &str) -> Option<(String, Option<u64>)> {
         "P(?:(?:{digits}D|{digits}M(?:{digits}D)?|{digits}Y(?:{digits}M(?:{digits}D)?)?)(?:{dur_time})?\
          |{dur_time}|{digits}W)"
     );
-    let label = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+    // RFC 1123 labels of 1–63 characters, without `--` in positions 3–4 (RFC 5891 §4.2.3.1:
+    // such labels are A-labels or reserved; A-labels would need Punycode checks).
+    let (a, l) = ("[A-Za-z0-9]", "[A-Za-z0-9-]");
+    let label = format!("{a}(?:{a}|{l}{a}|{l}{l}{a}|{l}(?:{a}{l}|-{a}){l}{{0,58}}{a})?");
     let hostname = format!(r"{label}(?:\.{label})*");
     // RFC 5321 Mailbox.
     let atext = r"[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]";
@@ -99,4 +112,96 @@ pub(crate) fn format_pattern(format: &str) -> Option<(String, Option<u64>)> {
         "uri-reference" => (format!("(?:{uri}|{relative_ref})"), None),
         _ => return None,
     })
+}
+
+/// `hostname` (see the module docs) with a length in `min..=max` characters (`max` at most
+/// 253), spelled by `spell` (which maps a set of ASCII characters to every spelling of one of
+/// them): `T_k ::= ε (if k ≥ min) | "." H_{k+1}` and `H_k ::= Label_j T_{k+j}` for each label
+/// length `j`, with `Label_j` a fixed expression per length. `None` when no hostname fits.
+pub(crate) fn hostname(
+    builder: &mut GrammarBuilder,
+    spell: &mut dyn FnMut(&mut GrammarBuilder, &[(u32, u32)]) -> Result<Expr, IrError>,
+    min: u64,
+    max: u64,
+) -> Result<Option<Expr>, IrError> {
+    let max = max.min(253) as usize;
+    let min = min as usize;
+    let alnum = [(0x30, 0x39), (0x41, 0x5a), (0x61, 0x7a)];
+    let ldh = [(0x2d, 0x2d), (0x30, 0x39), (0x41, 0x5a), (0x61, 0x7a)];
+    let a = spell(builder, &alnum)?;
+    let l = spell(builder, &ldh)?;
+    let hyphen = spell(builder, &[(0x2d, 0x2d)])?;
+    let dot = spell(builder, &[(0x2e, 0x2e)])?;
+    // live_t[k]: T_k derives a string ending at a total length in min..=max.
+    let mut live_t = vec![false; max + 1];
+    let mut live_h = vec![false; max + 2];
+    for k in (0..=max).rev() {
+        live_h[k] = (1..=63.min(max - k)).any(|j| live_t[k + j]);
+        live_t[k] = k >= min || (k < max && live_h[k + 1]);
+    }
+    if !live_h[0] {
+        return Ok(None);
+    }
+    let base = builder.fresh("hostname")?;
+    let base_name = builder.name(base).to_owned();
+    let mut declare = |builder: &mut GrammarBuilder, name: String| match builder.declare(&name) {
+        Ok(id) => Ok(id),
+        Err(_) => builder.fresh(&name),
+    };
+    let mut labels = Vec::with_capacity(64);
+    for j in 1..=63.min(max) {
+        let body = match j {
+            1 => a.clone(),
+            2 => Expr::seq([a.clone(), a.clone()]),
+            3 => Expr::seq([a.clone(), l.clone(), a.clone()]),
+            4 => Expr::seq([a.clone(), l.clone(), l.clone(), a.clone()]),
+            _ => Expr::seq([
+                a.clone(),
+                l.clone(),
+                Expr::choice([
+                    Expr::seq([a.clone(), l.clone()]),
+                    Expr::seq([hyphen.clone(), a.clone()]),
+                ])
+                .expect("two alternatives"),
+                Expr::repeat(l.clone(), j as u32 - 5, Some(j as u32 - 5))?,
+                a.clone(),
+            ]),
+        };
+        let id = declare(builder, format!("{base_name}_label{j}"))?;
+        builder.define(id, body);
+        labels.push(id);
+    }
+    let mut t_rules = vec![None; max + 1];
+    let mut h_rules = vec![None; max + 2];
+    for k in 0..=max {
+        if live_t[k] {
+            t_rules[k] = Some(declare(builder, format!("{base_name}_t{k}"))?);
+        }
+        if live_h[k] {
+            h_rules[k] = Some(if k == 0 {
+                base
+            } else {
+                declare(builder, format!("{base_name}_h{k}"))?
+            });
+        }
+    }
+    for k in 0..=max {
+        if let Some(id) = t_rules[k] {
+            let mut alternatives = Vec::new();
+            if k >= min {
+                alternatives.push(Expr::empty());
+            }
+            if let Some(h) = h_rules.get(k + 1).copied().flatten() {
+                alternatives.push(Expr::seq([dot.clone(), Expr::rule(h)]));
+            }
+            builder.define(id, Expr::choice(alternatives).expect("live"));
+        }
+        if let Some(id) = h_rules[k] {
+            let alternatives = (1..=63.min(max - k)).filter_map(|j| {
+                t_rules[k + j].map(|t| Expr::seq([Expr::rule(labels[j - 1]), Expr::rule(t)]))
+            });
+            builder.define(id, Expr::choice(alternatives).expect("live"));
+        }
+    }
+    Ok(Some(Expr::rule(base)))
 }
