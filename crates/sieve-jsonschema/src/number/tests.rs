@@ -372,3 +372,279 @@ fn random_multiples_against_the_oracle() {
     }
     assert!(accepted > 5_000, "the cases are not all empty: {accepted}");
 }
+
+fn schema(integer: bool, keys: &[(&str, &str)]) -> Schema {
+    let mut s = Schema {
+        integer,
+        ..Schema::default()
+    };
+    for &(k, v) in keys {
+        let slot = match k {
+            "minimum" => &mut s.min,
+            "exclusiveMinimum" => &mut s.xmin,
+            "maximum" => &mut s.max,
+            "exclusiveMaximum" => &mut s.xmax,
+            "multipleOf" => &mut s.mult,
+            _ => panic!("unknown keyword {k}"),
+        };
+        *slot = Some(v.to_owned());
+    }
+    s
+}
+
+/// Asserts which of `yes` and `no` the schema accepts.
+fn check(s: &Schema, yes: &[&str], no: &[&str]) {
+    let r = compile(s).unwrap_or_else(|e| panic!("{s:?}: {e}"));
+    for y in yes {
+        assert!(r.accepts(y.as_bytes()), "{s:?} rejects {y}");
+    }
+    for n in no {
+        assert!(!r.accepts(n.as_bytes()), "{s:?} accepts {n}");
+    }
+}
+
+fn error(s: &Schema) -> Error {
+    match compile(s) {
+        Ok(_) => panic!("{s:?} compiles"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn zero_and_negative_zero() {
+    let z = schema(true, &[("minimum", "0"), ("maximum", "0")]);
+    check(&z, &["0", "-0"], &["1", "-1", "0.0", "00", "-00"]);
+    let z = schema(false, &[("minimum", "-0"), ("maximum", "0.0")]);
+    check(&z, &["0", "-0", "0.000", "-0.0"], &["0.001", "-0.001", "1"]);
+    let pos = schema(false, &[("exclusiveMinimum", "0")]);
+    check(
+        &pos,
+        &["0.01", "1", "10.5"],
+        &["0", "-0", "0.0", "-0.00", "-1"],
+    );
+    let neg = schema(true, &[("exclusiveMaximum", "0")]);
+    check(&neg, &["-1", "-10"], &["0", "-0", "1"]);
+    let nonpos = schema(false, &[("maximum", "0")]);
+    check(&nonpos, &["0", "-0", "-0.5", "0.0"], &["0.1", "1"]);
+}
+
+#[test]
+fn exclusive_bounds_at_the_value() {
+    let s = schema(
+        false,
+        &[("exclusiveMinimum", "1.5"), ("exclusiveMaximum", "2.25")],
+    );
+    check(
+        &s,
+        &["1.51", "1.500001", "2", "2.0", "2.2", "2.2499999"],
+        &["1.5", "1.50", "1.4", "2.25", "2.250", "2.2500001", "3"],
+    );
+    let s = schema(
+        true,
+        &[("exclusiveMinimum", "-3"), ("exclusiveMaximum", "3")],
+    );
+    check(&s, &["-2", "0", "2"], &["-3", "3", "-4", "4"]);
+}
+
+#[test]
+fn negative_fractions_are_exact() {
+    let s = schema(false, &[("minimum", "-273.15")]);
+    check(
+        &s,
+        &["-273.15", "-273.150", "-273.149", "-273", "0", "1000"],
+        &["-273.151", "-273.1500001", "-274", "-1000"],
+    );
+    let s = schema(false, &[("minimum", "-2.5"), ("maximum", "-0.25")]);
+    check(
+        &s,
+        &["-2.5", "-2.50", "-1", "-0.25", "-0.250", "-2.0"],
+        &["-2.51", "-0.2", "-0.24999", "0", "-0", "-3"],
+    );
+}
+
+#[test]
+fn decimal_bounds_are_not_binary_floats() {
+    let s = schema(false, &[("maximum", "0.1")]);
+    check(
+        &s,
+        &["0.1", "0.0999", "0.10000"],
+        &["0.10000000000000001", "0.11"],
+    );
+    let s = schema(false, &[("exclusiveMaximum", "0.3"), ("minimum", "0.1")]);
+    check(
+        &s,
+        &["0.1", "0.29999999999999998"],
+        &["0.3", "0.09999999999999999"],
+    );
+}
+
+#[test]
+fn huge_bounds_compile_to_compact_grammars() {
+    let e300 = format!("1{}", "0".repeat(300));
+    let just_over = format!("1{}1", "0".repeat(299));
+    let nines = "9".repeat(300);
+    let s = schema(false, &[("maximum", "1e300")]);
+    check(
+        &s,
+        &[&e300, &format!("{e300}.0"), &nines, &format!("-{e300}0")],
+        &[&just_over, &format!("{e300}.01"), &format!("{e300}0")],
+    );
+    let s = schema(true, &[("exclusiveMinimum", "1e300")]);
+    check(
+        &s,
+        &[&just_over, &format!("{e300}0")],
+        &[&e300, &nines, "0"],
+    );
+    for (integer, keys) in [
+        (false, [("minimum", "-1e308"), ("maximum", "1e308")]),
+        (true, [("minimum", "-1e308"), ("maximum", "1e308")]),
+        (
+            false,
+            [
+                ("exclusiveMinimum", "-1.7976931348623157e308"),
+                ("exclusiveMaximum", "1e300"),
+            ],
+        ),
+        (
+            true,
+            [("exclusiveMinimum", "1e300"), ("exclusiveMaximum", "1e308")],
+        ),
+        (
+            false,
+            [
+                ("exclusiveMinimum", "1e-300"),
+                ("exclusiveMaximum", "1.5e-300"),
+            ],
+        ),
+    ] {
+        let mut b = GrammarBuilder::new();
+        let nums: Vec<serde_json::Number> = keys.iter().map(|(_, v)| num(v)).collect();
+        let spec = NumberSpec {
+            integer,
+            minimum: (keys[0].0 == "minimum").then_some(&nums[0]),
+            exclusive_minimum: (keys[0].0 == "exclusiveMinimum").then_some(&nums[0]),
+            maximum: (keys[1].0 == "maximum").then_some(&nums[1]),
+            exclusive_maximum: (keys[1].0 == "exclusiveMaximum").then_some(&nums[1]),
+            ..NumberSpec::default()
+        };
+        let e = number_schema(&mut b, &spec).unwrap();
+        assert!(e.size() < 2_000, "{keys:?}: {} nodes", e.size());
+        assert!(b.is_empty(), "no helper rules for bounds alone");
+    }
+    let s = schema(
+        false,
+        &[("exclusiveMinimum", "1e-300"), ("maximum", "2e-300")],
+    );
+    let tiny = format!("0.{}", "0".repeat(299));
+    check(
+        &s,
+        &[
+            &format!("{tiny}11"),
+            &format!("{tiny}2"),
+            &format!("{tiny}20"),
+        ],
+        &[
+            &format!("{tiny}1"),
+            &format!("{tiny}21"),
+            "0",
+            &format!("{tiny}0"),
+        ],
+    );
+}
+
+#[test]
+fn multiples() {
+    let s = schema(false, &[("multipleOf", "0.01")]);
+    check(
+        &s,
+        &["1.23", "1.230000", "-0.01", "5", "0"],
+        &["1.234", "0.001", "1e2"],
+    );
+    let s = schema(true, &[("multipleOf", "0.5")]);
+    check(&s, &["1", "2", "-3", "0"], &["1.5", "0.5"]);
+    let s = schema(
+        true,
+        &[("multipleOf", "7"), ("minimum", "-20"), ("maximum", "20")],
+    );
+    check(
+        &s,
+        &["-14", "-7", "0", "-0", "14"],
+        &["-21", "21", "1", "-13"],
+    );
+    let s = schema(false, &[("multipleOf", "0.3"), ("minimum", "0.3")]);
+    check(
+        &s,
+        &["0.3", "0.6", "0.90", "3", "3.3", "300.0"],
+        &["0", "0.1", "1", "0.33"],
+    );
+    let s = schema(false, &[("multipleOf", "1e-300"), ("maximum", "1")]);
+    check(
+        &s,
+        &[&format!("0.{}1", "0".repeat(299)), "1", "-5.5"],
+        &[&format!("0.{}1", "0".repeat(300)), "1.1"],
+    );
+    // A divisor with trailing zeros costs a handful of rules once minimised.
+    let mut b = GrammarBuilder::new();
+    let thousand = num("1000");
+    let spec = NumberSpec {
+        integer: true,
+        multiple_of: Some(&thousand),
+        ..NumberSpec::default()
+    };
+    number_schema(&mut b, &spec).unwrap();
+    assert!(b.len() < 20, "{} rules for multipleOf 1000", b.len());
+}
+
+#[test]
+fn errors_name_the_keyword() {
+    let e = error(&schema(false, &[("multipleOf", "0")]));
+    assert_eq!(
+        (e.kind, e.pointer.as_str()),
+        (ErrorKind::Invalid, "/x/multipleOf")
+    );
+    let e = error(&schema(false, &[("multipleOf", "-2")]));
+    assert_eq!(e.kind, ErrorKind::Invalid);
+    let e = error(&schema(false, &[("minimum", "5"), ("maximum", "3")]));
+    assert_eq!(
+        (e.kind, e.keyword.as_str()),
+        (ErrorKind::Unsatisfiable, "maximum")
+    );
+    let e = error(&schema(
+        false,
+        &[("minimum", "3"), ("exclusiveMaximum", "3")],
+    ));
+    assert_eq!(e.kind, ErrorKind::Unsatisfiable);
+    let e = error(&schema(
+        true,
+        &[("exclusiveMinimum", "1"), ("exclusiveMaximum", "2")],
+    ));
+    assert_eq!(e.kind, ErrorKind::Unsatisfiable);
+    let e = error(&schema(
+        true,
+        &[("minimum", "1"), ("maximum", "9"), ("multipleOf", "10")],
+    ));
+    assert_eq!(
+        (e.kind, e.keyword.as_str()),
+        (ErrorKind::Unsatisfiable, "multipleOf")
+    );
+    let e = error(&schema(false, &[("multipleOf", "0.123456789")]));
+    assert_eq!(
+        (e.kind, e.keyword.as_str()),
+        (ErrorKind::Unsupported, "multipleOf")
+    );
+    let e = error(&schema(
+        true,
+        &[
+            ("minimum", "-1e308"),
+            ("maximum", "1e308"),
+            ("multipleOf", "7919"),
+        ],
+    ));
+    assert_eq!(
+        (e.kind, e.keyword.as_str()),
+        (ErrorKind::Limit, "multipleOf")
+    );
+    // Integers in a fractional interval: none.
+    let e = error(&schema(true, &[("minimum", "0.1"), ("maximum", "0.9")]));
+    assert_eq!(e.kind, ErrorKind::Unsatisfiable);
+}
