@@ -23,13 +23,18 @@
 //!   `format`), RFC 8259 escapes.
 //! - `number`: `integer` and `number` schemas with bounds and `multipleOf`.
 
+mod array;
 mod error;
+mod layout;
 mod number;
+mod object;
+mod refs;
 mod string;
+mod walk;
 
 pub use error::{join_pointer, Error, ErrorKind, Warning};
 
-use sieve_ir::Grammar;
+use sieve_ir::{Expr, ExprKind, Grammar};
 
 /// Whitespace between JSON tokens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -136,12 +141,73 @@ pub struct Compiled {
 }
 
 /// Compiles `schema` to a grammar.
+///
+/// The draft is read from `$schema` (draft-07, -06 and -04 URIs select draft-07 rules: the
+/// siblings of `$ref` are ignored); anything else, or no `$schema`, is draft 2020-12.
 pub fn compile(schema: &serde_json::Value, options: &Options) -> Result<Compiled, Error> {
-    let _ = (schema, options);
-    Err(Error::new(
-        ErrorKind::Unsupported,
-        "",
-        "",
-        "the JSON Schema front-end is being built",
-    ))
+    let mut compiler = walk::Compiler::new(schema, options.clone());
+    let value = compiler.compile_set(vec![walk::Elem::new(String::new())], walk::ALL, 0)?;
+    let Some(value) = value else {
+        return Err(Error::new(
+            ErrorKind::Unsatisfiable,
+            "",
+            "",
+            "no JSON value meets this schema",
+        ));
+    };
+    let root = compiler.new_rule("root", "")?;
+    let gap = compiler.layout.gap.clone();
+    compiler.define(root, Expr::seq([gap.clone(), value, gap]), "")?;
+    let warnings = std::mem::take(&mut compiler.warnings);
+    let grammar = compiler.builder.build(root).map_err(|e| {
+        Error::new(
+            ErrorKind::Limit,
+            "",
+            "",
+            format!("building the grammar: {e}"),
+        )
+    })?;
+    if !productive(&grammar)[root.index()] {
+        return Err(Error::new(
+            ErrorKind::Unsatisfiable,
+            "",
+            "",
+            "no finite JSON value meets this schema (every instance would nest forever)",
+        ));
+    }
+    Ok(Compiled { grammar, warnings })
+}
+
+/// Which rules derive at least one string (a fixpoint over the rules).
+fn productive(grammar: &Grammar) -> Vec<bool> {
+    fn derives(expr: &Expr, done: &[bool]) -> bool {
+        match expr.kind() {
+            ExprKind::Empty | ExprKind::Bytes(_) | ExprKind::Class(_) => true,
+            ExprKind::Ref(id) => done[id.index()],
+            ExprKind::Seq(items) => items.iter().all(|e| derives(e, done)),
+            ExprKind::Choice(items) => items.iter().any(|e| derives(e, done)),
+            ExprKind::Repeat { item, min, .. } => *min == 0 || derives(item, done),
+        }
+    }
+    let rules = grammar.rules();
+    let mut done = vec![false; rules.len()];
+    // Alternating sweeps: chains of rules built in either order converge in a few passes.
+    for pass in 0.. {
+        let mut changed = false;
+        for k in 0..rules.len() {
+            let i = if pass % 2 == 0 {
+                rules.len() - 1 - k
+            } else {
+                k
+            };
+            if !done[i] && derives(rules[i].body(), &done) {
+                done[i] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    done
 }

@@ -1,0 +1,570 @@
+//! Objects: `properties`, `required`, `additionalProperties`, `patternProperties`,
+//! `propertyNames`, `minProperties`, `maxProperties`.
+//!
+//! Layout under [`PropertyOrder::Schema`]: the declared properties in the order they are
+//! first declared (then required names declared nowhere, in `required` order), each optional
+//! unless required; then any number of additional or pattern properties. Under
+//! [`PropertyOrder::Any`]: declared properties in any order, each at most once (required ones
+//! exactly once), additional ones anywhere between them.
+//!
+//! Invariants:
+//! - a declared name is never produced by the additional-properties path (its key grammar
+//!   is [`string_except`] the declared names), so no key repeats and each declared value
+//!   meets every schema that applies to its name: its `properties` entries, the
+//!   `patternProperties` whose pattern matches it (decided by compiling the pattern and
+//!   running the reference recogniser on the name), else `additionalProperties`, in every
+//!   location of the intersection;
+//! - property counts are tracked exactly (a rule per position and count, the count capped
+//!   at the largest bound), so `minProperties` / `maxProperties` are exact;
+//! - what cannot be expressed exactly (a pattern that may match a declared name, several
+//!   patterns with different schemas, keys that must avoid patterns) is refused.
+
+use serde_json::Value;
+use sieve_ir::reference::Recognizer;
+use sieve_ir::{Expr, GrammarBuilder};
+
+use crate::layout::string_except;
+use crate::string::{string_literal, string_schema, StringSpec};
+use crate::walk::{Compiler, Elem, Shape, ALL, STRING};
+use crate::{Error, ErrorKind, Escapes, PropertyOrder};
+
+/// One declared member: key and value grammars, and whether it must appear.
+struct Member {
+    key: Expr,
+    value: Expr,
+    required: bool,
+}
+
+/// The object alternative of `shape`, or `None` when no object meets it.
+pub(crate) fn compile(
+    c: &mut Compiler<'_>,
+    shape: &Shape<'_>,
+    depth: usize,
+) -> Result<Option<Expr>, Error> {
+    let ptr = shape.ptr.clone();
+    // Every name that gets its own member: declared ones, then required ones.
+    let mut names: Vec<&str> = Vec::new();
+    for part in &shape.objects {
+        for (name, _) in &part.props {
+            if !names.contains(name) {
+                names.push(name);
+            }
+        }
+    }
+    for name in &shape.required {
+        if !names.contains(name) {
+            names.push(name);
+        }
+    }
+    c.spend(names.len(), &ptr)?;
+    // propertyNames: which names it allows.
+    let name_ok: Vec<bool> = if shape.property_names.is_empty() || names.is_empty() {
+        vec![true; names.len()]
+    } else {
+        let values: Vec<Value> = names
+            .iter()
+            .map(|n| Value::String((*n).to_owned()))
+            .collect();
+        let refs: Vec<&Value> = values.iter().collect();
+        let elems = shape
+            .property_names
+            .iter()
+            .map(|p| Elem::new(p.clone()))
+            .collect();
+        c.check_values(elems, STRING, &refs, &shape.property_names[0], depth)?
+    };
+    // Which patterns (per part) match which names.
+    let mut members = Vec::new();
+    for (index, name) in names.iter().enumerate() {
+        let required = shape.required.contains(name);
+        let mut schemas = Vec::new();
+        let mut forbidden = !name_ok[index];
+        for part in &shape.objects {
+            let mut matched = false;
+            for (prop, schema) in &part.props {
+                if prop == name {
+                    schemas.push(Elem::new(schema.clone()));
+                    matched = true;
+                }
+            }
+            for (pattern, schema) in &part.patterns {
+                if pattern_matches(c, pattern, schema, name)? {
+                    schemas.push(Elem::new(schema.clone()));
+                    matched = true;
+                }
+            }
+            if !matched {
+                if let Some(additional) = &part.additional {
+                    schemas.push(Elem::new(additional.clone()));
+                }
+            }
+        }
+        let value = if forbidden {
+            None
+        } else if schemas.is_empty() {
+            Some(c.any_value()?)
+        } else {
+            c.compile_set(schemas, ALL, depth + 1)?
+        };
+        forbidden |= value.is_none();
+        match (forbidden, required) {
+            (true, true) => return Ok(None),
+            (true, false) => continue,
+            _ => {}
+        }
+        let key = string_literal(name, c.layout.escapes);
+        members.push(Member {
+            key,
+            value: value.expect("not forbidden"),
+            required,
+        });
+    }
+    let extras = match extras(c, shape, &names, depth)? {
+        Some(member) => Some(c.share("member", member, &ptr)?),
+        None => None,
+    };
+    let lo = shape.min_properties;
+    let hi = shape.max_properties;
+    let body = match c.options.property_order {
+        PropertyOrder::Schema => schema_order(c, members, extras, lo, hi, &ptr)?,
+        PropertyOrder::Any => any_order(c, members, extras, lo, hi, &ptr)?,
+    };
+    Ok(body.map(|body| {
+        Expr::seq([
+            Expr::bytes(*b"{"),
+            body,
+            c.layout.gap.clone(),
+            Expr::bytes(*b"}"),
+        ])
+    }))
+}
+
+/// Whether the property name `name` matches `pattern` (the key of `patternProperties` at
+/// `schema`), decided by the reference recogniser on the pattern's string grammar.
+fn pattern_matches(
+    c: &mut Compiler<'_>,
+    pattern: &str,
+    schema: &str,
+    name: &str,
+) -> Result<bool, Error> {
+    c.spend(16 + 4 * (pattern.len() + name.len()), schema)?;
+    let mut builder = GrammarBuilder::new();
+    let spec = StringSpec {
+        pattern: Some(pattern),
+        pointer: schema,
+        ..StringSpec::default()
+    };
+    let expr = match string_schema(&mut builder, &spec, Escapes::Canonical) {
+        Ok(expr) => expr,
+        Err(error) => {
+            return Err(Error {
+                keyword: "patternProperties".to_owned(),
+                ..error
+            })
+        }
+    };
+    let root = builder
+        .fresh("key")
+        .map_err(|e| Error::new(ErrorKind::Limit, schema, "", e.to_string()))?;
+    builder.define(root, expr);
+    let grammar = builder
+        .build(root)
+        .map_err(|e| Error::new(ErrorKind::Limit, schema, "", e.to_string()))?;
+    let Ok(recognizer) = Recognizer::new(&grammar) else {
+        return Err(Error::new(
+            ErrorKind::Unsupported,
+            schema,
+            "",
+            "cannot decide whether the pattern matches declared property names",
+        ));
+    };
+    let text = serde_json::to_string(name).expect("strings serialise");
+    Ok(recognizer.accepts(text.as_bytes()))
+}
+
+/// The member grammar (`key key-sep value`) of the properties not named in `names`, or
+/// `None` when there can be none.
+fn extras(
+    c: &mut Compiler<'_>,
+    shape: &Shape<'_>,
+    names: &[&str],
+    depth: usize,
+) -> Result<Option<Expr>, Error> {
+    let ptr = shape.ptr.as_str();
+    let with_patterns: Vec<_> = shape
+        .objects
+        .iter()
+        .filter(|p| !p.patterns.is_empty())
+        .collect();
+    if with_patterns.is_empty() {
+        // Only `additionalProperties` (or nothing) applies to other keys.
+        let schemas: Vec<Elem> = shape
+            .objects
+            .iter()
+            .filter_map(|p| p.additional.clone().map(Elem::new))
+            .collect();
+        let value = if schemas.is_empty() {
+            c.any_value()?
+        } else {
+            match c.compile_set(schemas, ALL, depth + 1)? {
+                Some(value) => value,
+                None => return Ok(None),
+            }
+        };
+        let key = if shape.property_names.is_empty() {
+            string_except(names, c.layout.escapes)
+        } else if names.is_empty() {
+            let elems = shape
+                .property_names
+                .iter()
+                .map(|p| Elem::new(p.clone()))
+                .collect();
+            match c.compile_set(elems, STRING, depth + 1)? {
+                Some(key) => key,
+                None => return Ok(None),
+            }
+        } else {
+            c.refuse(
+                &shape.property_names[0],
+                "",
+                "`propertyNames` together with declared properties and additional properties \
+                 (set `additionalProperties: false` or drop the declared properties)",
+            )?;
+            string_except(names, c.layout.escapes)
+        };
+        let key = c.share("key", key, ptr)?;
+        return Ok(Some(c.layout.member(key, value)));
+    }
+    if with_patterns.len() > 1 {
+        c.refuse(
+            &with_patterns[1].ptr,
+            "patternProperties",
+            "`patternProperties` in more than one schema of an intersection",
+        )?;
+    }
+    let part = with_patterns[0];
+    if !shape.property_names.is_empty() {
+        c.refuse(
+            &shape.property_names[0],
+            "",
+            "`propertyNames` together with `patternProperties`",
+        )?;
+    }
+    // Other locations' additionalProperties apply to every key this one's patterns allow.
+    let others: Vec<Elem> = shape
+        .objects
+        .iter()
+        .filter(|p| p.ptr != part.ptr)
+        .filter_map(|p| p.additional.clone().map(Elem::new))
+        .collect();
+    let additional_open = match &part.additional {
+        None => true,
+        Some(a) => c.at(a) == &Value::Bool(true),
+    };
+    let additional_closed = part
+        .additional
+        .as_ref()
+        .is_some_and(|a| c.at(a) == &Value::Bool(false));
+    if !additional_closed {
+        let trivial = part.patterns.iter().all(|(_, s)| {
+            c.at(s) == &Value::Bool(true) || c.at(s).as_object().is_some_and(|m| m.is_empty())
+        });
+        if !(trivial && additional_open) {
+            c.refuse(
+                &part.ptr,
+                "patternProperties",
+                "keys that match no pattern would need a grammar for the complement of the \
+                 patterns; use `additionalProperties: false` with `patternProperties`",
+            )?;
+        }
+        if trivial && additional_open {
+            // The patterns do not constrain anything: any other key, any value (subject to
+            // the other locations).
+            let value = if others.is_empty() {
+                c.any_value()?
+            } else {
+                match c.compile_set(others, ALL, depth + 1)? {
+                    Some(v) => v,
+                    None => return Ok(None),
+                }
+            };
+            let key = string_except(names, c.layout.escapes);
+            let key = c.share("key", key, ptr)?;
+            return Ok(Some(c.layout.member(key, value)));
+        }
+    }
+    // Keys match one of the patterns; a key matching two must meet both schemas.
+    let first_schema = c.at(&part.patterns[0].1);
+    if part.patterns.iter().any(|(_, s)| c.at(s) != first_schema) {
+        c.refuse(
+            &part.ptr,
+            "patternProperties",
+            "several patterns with different schemas (a key matching two must meet both)",
+        )?;
+    }
+    for (pattern, schema) in &part.patterns {
+        for name in names {
+            if pattern_matches(c, pattern, schema, name)? {
+                c.refuse(
+                    schema,
+                    "",
+                    &format!(
+                        "the pattern matches the declared property `{name}`; its keys cannot \
+                         exclude it"
+                    ),
+                )?;
+            }
+        }
+    }
+    let mut alternatives = Vec::new();
+    for (pattern, schema) in &part.patterns {
+        let mut elems = others.clone();
+        elems.push(Elem::new(schema.clone()));
+        let Some(value) = c.compile_set(elems, ALL, depth + 1)? else {
+            continue;
+        };
+        let spec = StringSpec {
+            pattern: Some(pattern),
+            pointer: schema,
+            ..StringSpec::default()
+        };
+        let key = match string_schema(&mut c.builder, &spec, c.layout.escapes) {
+            Ok(key) => key,
+            Err(error) => {
+                c.refuse_error(Error {
+                    keyword: "patternProperties".to_owned(),
+                    ..error
+                })?;
+                continue;
+            }
+        };
+        alternatives.push(c.layout.member(key, value));
+    }
+    Ok(Expr::choice(alternatives))
+}
+
+/// The members after `{` in schema order, tracking the count for min/maxProperties.
+fn schema_order(
+    c: &mut Compiler<'_>,
+    members: Vec<Member>,
+    extras: Option<Expr>,
+    lo: u64,
+    hi: Option<u64>,
+    ptr: &str,
+) -> Result<Option<Expr>, Error> {
+    let n = members.len();
+    let hi = match (hi, &extras) {
+        (Some(h), _) => Some(h),
+        (None, None) => Some(n as u64),
+        (None, Some(_)) => None,
+    };
+    if hi.is_some_and(|h| h < lo) {
+        return Ok(None);
+    }
+    let cap = lo.max(hi.unwrap_or(0)).max(1);
+    let cap = usize::try_from(cap).unwrap_or(usize::MAX);
+    if cap.saturating_mul(n + 1) > c.options.limits.max_rules {
+        return Err(Error::new(
+            ErrorKind::Limit,
+            ptr,
+            "maxProperties",
+            "the property count bounds need more rules than the limit allows",
+        ));
+    }
+    let hi = hi.map(|h| usize::try_from(h).unwrap_or(usize::MAX));
+    let lo = usize::try_from(lo).unwrap_or(usize::MAX);
+    let sep = |c: &Compiler<'_>, count: usize| {
+        if count == 0 {
+            c.layout.gap.clone()
+        } else {
+            c.layout.item_sep.clone()
+        }
+    };
+    // next[count] = the expression for the members from position i on, after `count`.
+    let mut next: Vec<Option<Expr>> = Vec::with_capacity(cap + 1);
+    for count in 0..=cap {
+        let need_lo = lo.saturating_sub(count);
+        let need_hi = hi.map(|h| h.saturating_sub(count));
+        next.push(match &extras {
+            None => (need_lo == 0).then(Expr::empty),
+            Some(member) => {
+                let to_u32 = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
+                if need_hi == Some(0) {
+                    (need_lo == 0).then(Expr::empty)
+                } else if count == 0 {
+                    let rest = Expr::repeat(
+                        Expr::seq([c.layout.item_sep.clone(), member.clone()]),
+                        to_u32(need_lo.saturating_sub(1)),
+                        need_hi.map(|h| to_u32(h - 1)),
+                    )
+                    .expect("bounds checked");
+                    let one = Expr::seq([c.layout.gap.clone(), member.clone(), rest]);
+                    Some(if need_lo == 0 {
+                        Expr::optional(one)
+                    } else {
+                        one
+                    })
+                } else {
+                    Some(
+                        Expr::repeat(
+                            Expr::seq([c.layout.item_sep.clone(), member.clone()]),
+                            to_u32(need_lo),
+                            need_hi.map(to_u32),
+                        )
+                        .expect("bounds checked"),
+                    )
+                }
+            }
+        });
+    }
+    for member in members.into_iter().rev() {
+        let pair = c.layout.member(member.key, member.value);
+        let pair = c.share("member", pair, ptr)?;
+        let mut here: Vec<Option<Expr>> = Vec::with_capacity(cap + 1);
+        for count in 0..=cap {
+            let mut alternatives = Vec::new();
+            if hi.is_none_or(|h| count < h) {
+                if let Some(after) = &next[(count + 1).min(cap)] {
+                    alternatives.push(Expr::seq([sep(c, count), pair.clone(), after.clone()]));
+                }
+            }
+            if !member.required {
+                if let Some(skip) = &next[count] {
+                    alternatives.push(skip.clone());
+                }
+            }
+            here.push(match Expr::choice(alternatives) {
+                Some(body) => Some(c.share("members", body, ptr)?),
+                None => None,
+            });
+        }
+        next = here;
+    }
+    Ok(next.swap_remove(0))
+}
+
+/// The members after `{` in any order: a rule per (set of declared members used, count).
+fn any_order(
+    c: &mut Compiler<'_>,
+    members: Vec<Member>,
+    extras: Option<Expr>,
+    lo: u64,
+    hi: Option<u64>,
+    ptr: &str,
+) -> Result<Option<Expr>, Error> {
+    let n = members.len();
+    if n > c.options.max_any_order_properties || n > 16 {
+        return Err(Error::new(
+            ErrorKind::Limit,
+            ptr,
+            "properties",
+            format!(
+                "{n} properties in any order is over the limit of {} (max_any_order_properties)",
+                c.options.max_any_order_properties
+            ),
+        ));
+    }
+    let hi = match (hi, &extras) {
+        (Some(h), _) => Some(h),
+        (None, None) => Some(n as u64),
+        (None, Some(_)) => None,
+    };
+    if hi.is_some_and(|h| h < lo) {
+        return Ok(None);
+    }
+    let cap = usize::try_from(lo.max(hi.unwrap_or(0)).max(1)).unwrap_or(usize::MAX);
+    let states = (1usize << n).saturating_mul(cap + 1);
+    if states > c.options.limits.max_rules {
+        return Err(Error::new(
+            ErrorKind::Limit,
+            ptr,
+            "properties",
+            "the property count bounds need more rules than the limit allows",
+        ));
+    }
+    let hi = hi.map(|h| usize::try_from(h).unwrap_or(usize::MAX));
+    let lo = usize::try_from(lo).unwrap_or(usize::MAX);
+    let required: usize = members
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.required)
+        .map(|(i, _)| 1 << i)
+        .sum();
+    let index = |mask: usize, count: usize| mask * (cap + 1) + count;
+    let accepting = |mask: usize, count: usize| mask & required == required && count >= lo;
+    let can_add = |count: usize| hi.is_none_or(|h| count < h);
+    // Liveness: a state is live when it can reach an accepting state.
+    let mut live = vec![false; states];
+    loop {
+        let mut changed = false;
+        for mask in 0..1usize << n {
+            for count in 0..=cap {
+                if live[index(mask, count)] {
+                    continue;
+                }
+                let next = (count + 1).min(cap);
+                let alive = accepting(mask, count)
+                    || (can_add(count)
+                        && ((0..n)
+                            .any(|j| mask & (1 << j) == 0 && live[index(mask | 1 << j, next)])
+                            || (extras.is_some() && live[index(mask, next)])));
+                if alive {
+                    live[index(mask, count)] = true;
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    if !live[index(0, 0)] {
+        return Ok(None);
+    }
+    let mut rules = vec![None; states];
+    for (i, alive) in live.iter().enumerate() {
+        if *alive {
+            rules[i] = Some(c.new_rule("members", ptr)?);
+        }
+    }
+    let pairs: Vec<Expr> = members
+        .into_iter()
+        .map(|m| c.layout.member(m.key, m.value))
+        .collect();
+    for mask in 0..1usize << n {
+        for count in 0..=cap {
+            let Some(id) = rules[index(mask, count)] else {
+                continue;
+            };
+            let sep = if count == 0 {
+                c.layout.gap.clone()
+            } else {
+                c.layout.item_sep.clone()
+            };
+            let next = (count + 1).min(cap);
+            let mut alternatives = Vec::new();
+            if accepting(mask, count) {
+                alternatives.push(Expr::empty());
+            }
+            if can_add(count) {
+                for (j, pair) in pairs.iter().enumerate() {
+                    if mask & (1 << j) == 0 {
+                        if let Some(to) = rules[index(mask | 1 << j, next)] {
+                            alternatives.push(Expr::seq([
+                                sep.clone(),
+                                pair.clone(),
+                                Expr::rule(to),
+                            ]));
+                        }
+                    }
+                }
+                if let (Some(member), Some(to)) = (&extras, rules[index(mask, next)]) {
+                    alternatives.push(Expr::seq([sep.clone(), member.clone(), Expr::rule(to)]));
+                }
+            }
+            let body = Expr::choice(alternatives).expect("live states have a way out");
+            c.define(id, body, ptr)?;
+        }
+    }
+    Ok(rules[index(0, 0)].map(Expr::rule))
+}

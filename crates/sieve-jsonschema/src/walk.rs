@@ -1,0 +1,1311 @@
+//! The schema walk: a set of schema locations (their intersection) becomes one grammar rule.
+//!
+//! A *set* is a list of [`Elem`]s — JSON pointers into the document, each with the
+//! applicators already accounted for — whose schemas must all hold. [`Compiler::compile_set`]
+//! first *flattens* it: `allOf` members and `$ref` targets join the set (in draft 2020-12 the
+//! `$ref`'s siblings stay; in draft-07 they are ignored), `true` drops out, `false` makes the
+//! set unsatisfiable. The flattened set is the cache key: equal sets share one rule, and a
+//! recursive schema refers back to the rule being built, so recursion ends. `anyOf` and
+//! provably disjoint `oneOf` distribute over the rest of the set (a union of intersections).
+//! What is left is one object per location; their keywords are merged into a [`Shape`]
+//! (types intersected, bounds tightened, `enum`s intersected, object and array parts kept
+//! apart so each keeps its own `additionalProperties` / `items` meaning), and the shape
+//! becomes one alternative per JSON type.
+//!
+//! Invariants:
+//! - every language built is a subset of the instances the set's schemas accept (exactness
+//!   first: a keyword that cannot be enforced is an [`ErrorKind::Unsupported`] error, or in
+//!   lenient mode a [`Warning`] with the keyword dropped);
+//! - `None` means the empty language; it is never turned into a grammar rule that matches
+//!   something;
+//! - work is bounded: every rule counts against [`Limits::max_rules`], every expression and
+//!   every checked value against [`Limits::fuel`], nesting against [`Limits::max_depth`].
+
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use serde_json::{Map, Value};
+use sieve_ir::reference::Recognizer;
+use sieve_ir::{Expr, GrammarBuilder, RuleId};
+
+use crate::layout::Layout;
+use crate::number::{number_schema, NumberSpec};
+use crate::refs::Refs;
+use crate::string::{any_char, string_schema, StringSpec};
+use crate::{array, join_pointer, object, Error, ErrorKind, Escapes, Limits, Options, Warning};
+
+/// A set of JSON types, as bits.
+pub(crate) type Types = u8;
+pub(crate) const NULL: Types = 1;
+pub(crate) const BOOLEAN: Types = 2;
+pub(crate) const OBJECT: Types = 4;
+pub(crate) const ARRAY: Types = 8;
+pub(crate) const STRING: Types = 16;
+/// Numbers with a zero fractional part (`integer`).
+pub(crate) const INTEGER: Types = 32;
+/// Numbers with a non-zero fractional part.
+pub(crate) const FRACTION: Types = 64;
+pub(crate) const NUMBER: Types = INTEGER | FRACTION;
+pub(crate) const ALL: Types = 127;
+
+/// `Elem::done`: the location's `anyOf` is accounted for by a branch in the set.
+const DONE_ANY_OF: u8 = 1;
+/// `Elem::done`: the location's `oneOf` is accounted for by a branch in the set.
+const DONE_ONE_OF: u8 = 2;
+/// `Elem::done`: the location's `enum` and `const` are not applied (the enum filter).
+const DONE_ENUM: u8 = 4;
+
+/// Which draft's rules apply where drafts differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Draft {
+    /// Draft-07 (and 06, 04): `$ref` siblings are ignored, `items` may be an array.
+    Draft7,
+    /// Draft 2020-12 (and 2019-09): `$ref` applies together with its siblings.
+    Draft2020,
+}
+
+/// One schema location in a set.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct Elem {
+    /// The JSON pointer of the schema.
+    pub ptr: String,
+    /// Applicators already accounted for (`DONE_*` bits).
+    pub done: u8,
+}
+
+impl Elem {
+    pub(crate) fn new(ptr: String) -> Elem {
+        Elem { ptr, done: 0 }
+    }
+}
+
+/// Keywords sieve refuses (or drops, in lenient mode), with why.
+const UNSUPPORTED: [(&str, &str); 10] = [
+    (
+        "not",
+        "negation is not expressible in a context-free grammar built this way",
+    ),
+    ("if", "conditional schemas are not supported"),
+    (
+        "dependentRequired",
+        "dependencies between properties are not supported",
+    ),
+    (
+        "dependentSchemas",
+        "dependencies between properties are not supported",
+    ),
+    (
+        "dependencies",
+        "dependencies between properties are not supported",
+    ),
+    (
+        "unevaluatedProperties",
+        "unevaluated* keywords are not supported",
+    ),
+    (
+        "unevaluatedItems",
+        "unevaluated* keywords are not supported",
+    ),
+    ("$dynamicRef", "dynamic references are not supported"),
+    ("$recursiveRef", "recursive references are not supported"),
+    (
+        "uniqueItems",
+        "uniqueness of array items is not expressible",
+    ),
+];
+
+/// Keywords that constrain instances (anything else is an annotation or unknown).
+const CONSTRAINING: [&str; 45] = [
+    "type",
+    "enum",
+    "const",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "required",
+    "minProperties",
+    "maxProperties",
+    "propertyNames",
+    "items",
+    "prefixItems",
+    "additionalItems",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "contains",
+    "minContains",
+    "maxContains",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "dependentRequired",
+    "dependentSchemas",
+    "dependencies",
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "$ref",
+    "$dynamicRef",
+    "$recursiveRef",
+    "then",
+    "else",
+    "contentSchema",
+    "$schema",
+];
+
+/// The object keywords of one location (its own `additionalProperties` refers to its own
+/// `properties` and `patternProperties`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ObjectPart<'a> {
+    /// The location's pointer.
+    pub ptr: String,
+    /// `properties`: name → pointer of its schema.
+    pub props: Vec<(&'a str, String)>,
+    /// `patternProperties`: pattern → pointer of its schema.
+    pub patterns: Vec<(&'a str, String)>,
+    /// `additionalProperties`: its pointer, `None` when absent (any value).
+    pub additional: Option<String>,
+}
+
+/// The array keywords of one location.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ArrayPart {
+    /// `prefixItems` (or a draft-07 `items` array): pointers.
+    pub prefix: Vec<String>,
+    /// The schema of the items after the prefix (`items`, or `additionalItems` after an
+    /// `items` array): `None` when absent (any value).
+    pub rest: Option<String>,
+}
+
+/// The merged keywords of a flattened set.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Shape<'a> {
+    pub types: Types,
+    /// The intersection of every `enum` and `const`, with the pointer of the first.
+    pub values: Option<(Vec<&'a Value>, String)>,
+    pub string: StringSpec<'a>,
+    pub string_ptr: String,
+    pub number: NumberSpec<'a>,
+    pub number_ptr: String,
+    pub objects: Vec<ObjectPart<'a>>,
+    /// `required` names, in order, without repeats.
+    pub required: Vec<&'a str>,
+    pub min_properties: u64,
+    pub max_properties: Option<u64>,
+    /// `propertyNames` pointers.
+    pub property_names: Vec<String>,
+    pub arrays: Vec<ArrayPart>,
+    pub min_items: u64,
+    pub max_items: Option<u64>,
+    /// `contains` pointers with `minContains`, `maxContains` and the location's pointer.
+    pub contains: Vec<(String, u64, Option<u64>, String)>,
+    /// `uniqueItems: true` at these locations.
+    pub unique: Vec<String>,
+    /// The pointer of the first location (for errors about the set as a whole).
+    pub ptr: String,
+}
+
+/// The compiler state of one compilation.
+pub(crate) struct Compiler<'a> {
+    pub doc: &'a Value,
+    pub options: Options,
+    pub draft: Draft,
+    refs: Rc<Refs>,
+    pub builder: GrammarBuilder,
+    cache: HashMap<(Vec<Elem>, Types), Option<RuleId>>,
+    pub warnings: Vec<Warning>,
+    warned: HashSet<(String, String)>,
+    /// Fuel spent so far.
+    pub fuel: usize,
+    pub layout: Layout,
+    any_value: Option<RuleId>,
+    bases: HashMap<String, String>,
+}
+
+impl<'a> Compiler<'a> {
+    pub(crate) fn new(doc: &'a Value, options: Options) -> Compiler<'a> {
+        let draft = match doc.get("$schema").and_then(Value::as_str) {
+            Some(uri)
+                if ["draft-07", "draft-06", "draft-04"]
+                    .iter()
+                    .any(|d| uri.contains(d)) =>
+            {
+                Draft::Draft7
+            }
+            _ => Draft::Draft2020,
+        };
+        let refs = Rc::new(Refs::index(doc, draft == Draft::Draft7));
+        Compiler::with_refs(doc, options, draft, refs)
+    }
+
+    fn with_refs(doc: &'a Value, options: Options, draft: Draft, refs: Rc<Refs>) -> Compiler<'a> {
+        Compiler {
+            doc,
+            layout: Layout::new(&options),
+            options,
+            draft,
+            refs,
+            builder: GrammarBuilder::new(),
+            cache: HashMap::new(),
+            warnings: Vec::new(),
+            warned: HashSet::new(),
+            fuel: 0,
+            any_value: None,
+            bases: HashMap::new(),
+        }
+    }
+
+    fn limits(&self) -> &Limits {
+        &self.options.limits
+    }
+
+    /// Spends `amount` fuel; past the limit, a [`ErrorKind::Limit`] error at `ptr`.
+    pub(crate) fn spend(&mut self, amount: usize, ptr: &str) -> Result<(), Error> {
+        self.fuel = self.fuel.saturating_add(amount);
+        if self.fuel > self.limits().fuel {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                ptr,
+                "",
+                format!(
+                    "the grammar grows past the fuel limit ({}) here",
+                    self.limits().fuel
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A new rule named after `base`, counted against the rule limit.
+    pub(crate) fn new_rule(&mut self, base: &str, ptr: &str) -> Result<RuleId, Error> {
+        if self.builder.len() >= self.limits().max_rules {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                ptr,
+                "",
+                format!("more than {} grammar rules", self.limits().max_rules),
+            ));
+        }
+        self.builder
+            .fresh(base)
+            .map_err(|e| Error::new(ErrorKind::Limit, ptr, "", e.to_string()))
+    }
+
+    /// Defines `id` as `body`, spending its size as fuel.
+    pub(crate) fn define(&mut self, id: RuleId, body: Expr, ptr: &str) -> Result<(), Error> {
+        self.spend(body.size(), ptr)?;
+        self.builder.define(id, body);
+        Ok(())
+    }
+
+    /// `body` as a rule of its own (so it can be referenced many times cheaply).
+    pub(crate) fn share(&mut self, base: &str, body: Expr, ptr: &str) -> Result<Expr, Error> {
+        if body.size() <= 2 {
+            return Ok(body);
+        }
+        let id = self.new_rule(base, ptr)?;
+        self.define(id, body, ptr)?;
+        Ok(Expr::rule(id))
+    }
+
+    /// Refuses `keyword` at `ptr`: an [`ErrorKind::Unsupported`] error, or in lenient mode a
+    /// warning (once per pointer and keyword) and `Ok` — the caller then drops the keyword.
+    pub(crate) fn refuse(&mut self, ptr: &str, keyword: &str, why: &str) -> Result<(), Error> {
+        let error = Error::new(ErrorKind::Unsupported, ptr, keyword, why);
+        self.refuse_error(error)
+    }
+
+    /// [`Compiler::refuse`] for an error built elsewhere (the string and number helpers).
+    pub(crate) fn refuse_error(&mut self, error: Error) -> Result<(), Error> {
+        if !self.options.lenient || error.kind != ErrorKind::Unsupported {
+            return Err(error);
+        }
+        if self
+            .warned
+            .insert((error.pointer.clone(), error.keyword.clone()))
+        {
+            self.warnings.push(Warning {
+                keyword: error.keyword,
+                pointer: error.pointer,
+                message: error.message,
+            });
+        }
+        Ok(())
+    }
+
+    /// The value at `ptr` (which exists: pointers come from the document or from `$ref`
+    /// resolution, which checks).
+    pub(crate) fn at(&self, ptr: &str) -> &'a Value {
+        self.doc.pointer(ptr).unwrap_or(&Value::Null)
+    }
+
+    /// The rule for any JSON value.
+    pub(crate) fn any_value(&mut self) -> Result<Expr, Error> {
+        if let Some(id) = self.any_value {
+            return Ok(Expr::rule(id));
+        }
+        let id = self.new_rule("json_value", "")?;
+        self.any_value = Some(id);
+        let value = Expr::rule(id);
+        let string = any_string(self.layout.escapes);
+        let string = self.share("json_string", string, "")?;
+        let number = number_schema(&mut self.builder, &NumberSpec::default())?;
+        let l = self.layout.clone();
+        let items = Expr::seq([
+            l.gap.clone(),
+            value.clone(),
+            Expr::star(Expr::seq([l.item_sep.clone(), value.clone()])),
+        ]);
+        let array = Expr::seq([
+            Expr::bytes(*b"["),
+            Expr::optional(items),
+            l.gap.clone(),
+            Expr::bytes(*b"]"),
+        ]);
+        let member = l.member(string.clone(), value.clone());
+        let members = Expr::seq([
+            l.gap.clone(),
+            member.clone(),
+            Expr::star(Expr::seq([l.item_sep.clone(), member])),
+        ]);
+        let object = Expr::seq([
+            Expr::bytes(*b"{"),
+            Expr::optional(members),
+            l.gap.clone(),
+            Expr::bytes(*b"}"),
+        ]);
+        let body = Expr::choice([
+            Expr::bytes(*b"null"),
+            Expr::bytes(*b"true"),
+            Expr::bytes(*b"false"),
+            number,
+            string,
+            array,
+            object,
+        ])
+        .expect("seven alternatives");
+        self.define(id, body, "")?;
+        Ok(Expr::rule(id))
+    }
+
+    fn base_at(&mut self, ptr: &str) -> String {
+        if let Some(base) = self.bases.get(ptr) {
+            return base.clone();
+        }
+        let base = self.refs.base_at(self.doc, ptr);
+        self.bases.insert(ptr.to_owned(), base.clone());
+        base
+    }
+
+    /// The locations `elems` stand for: `allOf` members and `$ref` targets added, `true`
+    /// dropped, the same pointer merged (its `done` bits or-ed), sorted. `None` when a
+    /// `false` schema is in the set.
+    fn flatten(&mut self, elems: Vec<Elem>, depth: usize) -> Result<Option<Vec<Elem>>, Error> {
+        let mut done: HashMap<String, u8> = HashMap::new();
+        let mut stack = elems;
+        let mut steps = 0usize;
+        while let Some(elem) = stack.pop() {
+            steps += 1;
+            if steps > self.limits().max_depth.saturating_mul(64).max(4096) {
+                return Err(Error::new(
+                    ErrorKind::Limit,
+                    &elem.ptr,
+                    "",
+                    "too many `allOf` members and `$ref`s in one intersection",
+                ));
+            }
+            self.spend(1, &elem.ptr)?;
+            if let Some(bits) = done.get_mut(&elem.ptr) {
+                *bits |= elem.done;
+                continue;
+            }
+            let value = self.at(&elem.ptr);
+            let map = match value {
+                Value::Bool(true) => continue,
+                Value::Bool(false) => return Ok(None),
+                Value::Object(map) => map,
+                _ => {
+                    return Err(Error::new(
+                        ErrorKind::Invalid,
+                        &elem.ptr,
+                        "",
+                        "a schema must be an object or a boolean",
+                    ))
+                }
+            };
+            let mut keep = true;
+            if let Some(reference) = map.get("$ref") {
+                let Some(reference) = reference.as_str() else {
+                    return Err(Error::new(
+                        ErrorKind::Invalid,
+                        &elem.ptr,
+                        "$ref",
+                        "must be a string",
+                    ));
+                };
+                let base = self.base_at(&elem.ptr);
+                let target = self.refs.resolve(self.doc, &base, reference, &elem.ptr)?;
+                stack.push(Elem::new(target));
+                if self.draft == Draft::Draft7 {
+                    keep = false;
+                }
+            }
+            if !keep {
+                // Draft-07: the location is its `$ref`; record it so a cycle of pure
+                // references ends.
+                done.insert(elem.ptr.clone(), u8::MAX);
+                continue;
+            }
+            if let Some(all) = map.get("allOf") {
+                let items = schema_array(all, &elem.ptr, "allOf")?;
+                for i in 0..items {
+                    stack.push(Elem::new(join_pointer(
+                        &join_pointer(&elem.ptr, "allOf"),
+                        &i.to_string(),
+                    )));
+                }
+            }
+            done.insert(elem.ptr.clone(), elem.done);
+        }
+        let _ = depth;
+        let mut out: Vec<Elem> = done
+            .into_iter()
+            .filter(|(_, bits)| *bits != u8::MAX)
+            .map(|(ptr, done)| Elem { ptr, done })
+            .collect();
+        out.sort();
+        Ok(Some(out))
+    }
+
+    /// The grammar of the instances every schema of `elems` accepts and whose type is in
+    /// `only`; `None` when there are none.
+    pub(crate) fn compile_set(
+        &mut self,
+        elems: Vec<Elem>,
+        only: Types,
+        depth: usize,
+    ) -> Result<Option<Expr>, Error> {
+        let ptr = elems.first().map(|e| e.ptr.clone()).unwrap_or_default();
+        if depth > self.limits().max_depth {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                &ptr,
+                "",
+                format!("schemas nest deeper than {}", self.limits().max_depth),
+            ));
+        }
+        let Some(flat) = self.flatten(elems, depth)? else {
+            return Ok(None);
+        };
+        if only == ALL && flat.iter().all(|e| self.is_trivial(&e.ptr)) {
+            return self.any_value().map(Some);
+        }
+        let key = (flat, only);
+        if let Some(cached) = self.cache.get(&key) {
+            return Ok(cached.map(Expr::rule));
+        }
+        let id = self.new_rule("schema", &ptr)?;
+        self.cache.insert(key.clone(), Some(id));
+        match self.compile_flat(&key.0, only, depth + 1)? {
+            Some(body) => {
+                self.define(id, body, &ptr)?;
+                Ok(Some(Expr::rule(id)))
+            }
+            None => {
+                // The empty language: a rule that only derives itself (no sentence), for
+                // any reference already made to it while it was being built.
+                self.define(id, Expr::rule(id), &ptr)?;
+                self.cache.insert(key, None);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Whether the schema at `ptr` has no constraining keyword.
+    fn is_trivial(&self, ptr: &str) -> bool {
+        match self.at(ptr) {
+            Value::Bool(b) => *b,
+            Value::Object(map) => !map.keys().any(|k| CONSTRAINING.contains(&k.as_str())),
+            _ => false,
+        }
+    }
+
+    fn compile_flat(
+        &mut self,
+        flat: &[Elem],
+        only: Types,
+        depth: usize,
+    ) -> Result<Option<Expr>, Error> {
+        // Distribute the first `anyOf` / `oneOf` over the rest of the set.
+        for (i, elem) in flat.iter().enumerate() {
+            let map = self.at(&elem.ptr).as_object().expect("flattened");
+            for (keyword, bit) in [("anyOf", DONE_ANY_OF), ("oneOf", DONE_ONE_OF)] {
+                if elem.done & bit != 0 {
+                    continue;
+                }
+                let Some(branches) = map.get(keyword) else {
+                    continue;
+                };
+                let n = schema_array(branches, &elem.ptr, keyword)?;
+                let base = join_pointer(&elem.ptr, keyword);
+                let branch_ptrs: Vec<String> = (0..n)
+                    .map(|j| join_pointer(&base, &j.to_string()))
+                    .collect();
+                if keyword == "oneOf" && n > 1 {
+                    self.check_disjoint(&branch_ptrs, &elem.ptr)?;
+                }
+                let mut alternatives = Vec::new();
+                for branch in branch_ptrs {
+                    let mut set = flat.to_vec();
+                    set[i].done |= bit;
+                    set.push(Elem::new(branch));
+                    if let Some(expr) = self.compile_set(set, only, depth + 1)? {
+                        alternatives.push(expr);
+                    }
+                }
+                return Ok(Expr::choice(alternatives));
+            }
+        }
+        let shape = self.shape(flat)?;
+        let types = shape.types & only;
+        if types == 0 {
+            return Ok(None);
+        }
+        if let Some((values, values_ptr)) = &shape.values {
+            return self.compile_values(flat, &shape, types, values, values_ptr, depth);
+        }
+        let mut alternatives = Vec::new();
+        if types & NULL != 0 {
+            alternatives.push(Expr::bytes(*b"null"));
+        }
+        if types & BOOLEAN != 0 {
+            alternatives.push(Expr::bytes(*b"true"));
+            alternatives.push(Expr::bytes(*b"false"));
+        }
+        if types & NUMBER != 0 {
+            let spec = NumberSpec {
+                integer: types & FRACTION == 0,
+                pointer: &shape.number_ptr,
+                ..shape.number.clone()
+            };
+            alternatives.push(self.number(spec)?);
+        }
+        if types & STRING != 0 {
+            let spec = StringSpec {
+                pointer: &shape.string_ptr,
+                ..shape.string.clone()
+            };
+            alternatives.push(self.string(spec)?);
+        }
+        if types & OBJECT != 0 {
+            if let Some(expr) = object::compile(self, &shape, depth)? {
+                alternatives.push(expr);
+            }
+        }
+        if types & ARRAY != 0 {
+            if let Some(expr) = array::compile(self, &shape, depth)? {
+                alternatives.push(expr);
+            }
+        }
+        Ok(Expr::choice(alternatives))
+    }
+
+    /// A string schema; in lenient mode the keywords the string module refuses are dropped.
+    fn string(&mut self, mut spec: StringSpec<'_>) -> Result<Expr, Error> {
+        loop {
+            match string_schema(&mut self.builder, &spec, self.layout.escapes) {
+                Ok(expr) => return Ok(expr),
+                Err(error) => {
+                    let keyword = error.keyword.clone();
+                    self.refuse_error(error)?;
+                    match keyword.as_str() {
+                        "minLength" if spec.min_length > 0 => spec.min_length = 0,
+                        "maxLength" if spec.max_length.is_some() => spec.max_length = None,
+                        "pattern" if spec.pattern.is_some() => spec.pattern = None,
+                        "format" if spec.format.is_some() => spec.format = None,
+                        _ => spec = StringSpec::default(),
+                    }
+                }
+            }
+        }
+    }
+
+    /// A number schema; in lenient mode the keywords the number module refuses are dropped.
+    fn number(&mut self, mut spec: NumberSpec<'_>) -> Result<Expr, Error> {
+        loop {
+            match number_schema(&mut self.builder, &spec) {
+                Ok(expr) => return Ok(expr),
+                Err(error) => {
+                    let keyword = error.keyword.clone();
+                    self.refuse_error(error)?;
+                    match keyword.as_str() {
+                        "minimum" if spec.minimum.is_some() => spec.minimum = None,
+                        "maximum" if spec.maximum.is_some() => spec.maximum = None,
+                        "exclusiveMinimum" if spec.exclusive_minimum.is_some() => {
+                            spec.exclusive_minimum = None
+                        }
+                        "exclusiveMaximum" if spec.exclusive_maximum.is_some() => {
+                            spec.exclusive_maximum = None
+                        }
+                        "multipleOf" if spec.multiple_of.is_some() => spec.multiple_of = None,
+                        _ => {
+                            spec = NumberSpec {
+                                integer: spec.integer,
+                                ..NumberSpec::default()
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `enum` / `const`: the listed values of the right types that meet the set's other
+    /// keywords, printed in the layout.
+    fn compile_values(
+        &mut self,
+        flat: &[Elem],
+        shape: &Shape<'a>,
+        types: Types,
+        values: &[&'a Value],
+        values_ptr: &str,
+        depth: usize,
+    ) -> Result<Option<Expr>, Error> {
+        let mut kept: Vec<&'a Value> = values
+            .iter()
+            .copied()
+            .filter(|v| value_types(v) & types != 0)
+            .collect();
+        let residual = flat.iter().any(|e| {
+            self.at(&e.ptr).as_object().is_some_and(|map| {
+                map.keys().any(|k| {
+                    CONSTRAINING.contains(&k.as_str())
+                        && !matches!(k.as_str(), "type" | "enum" | "const" | "$schema")
+                })
+            })
+        });
+        if residual && !kept.is_empty() {
+            let elems = flat
+                .iter()
+                .map(|e| Elem {
+                    ptr: e.ptr.clone(),
+                    done: e.done | DONE_ENUM,
+                })
+                .collect();
+            let verdicts = self.check_values(elems, types, &kept, values_ptr, depth)?;
+            kept = kept
+                .into_iter()
+                .zip(verdicts)
+                .filter_map(|(v, ok)| ok.then_some(v))
+                .collect();
+        }
+        let _ = shape;
+        let mut alternatives = Vec::with_capacity(kept.len());
+        for value in kept {
+            let expr = self
+                .layout
+                .literal(value, self.limits().max_depth, values_ptr, "")?;
+            self.spend(expr.size(), values_ptr)?;
+            alternatives.push(expr);
+        }
+        Ok(Expr::choice(alternatives))
+    }
+
+    /// Which of `values` the set `elems` accepts, decided by compiling the set on its own
+    /// (compact layout) and running the reference recogniser on each value's compact text.
+    /// A value the grammar rejects is dropped: at worst a valid value lost (rejected-valid),
+    /// never an invalid one kept, since the grammar accepts only valid instances.
+    pub(crate) fn check_values(
+        &mut self,
+        elems: Vec<Elem>,
+        types: Types,
+        values: &[&Value],
+        ptr: &str,
+        depth: usize,
+    ) -> Result<Vec<bool>, Error> {
+        let options = Options {
+            whitespace: crate::Whitespace::Compact,
+            item_separator: ",".to_owned(),
+            key_separator: ":".to_owned(),
+            property_order: crate::PropertyOrder::Schema,
+            escapes: Escapes::Any,
+            ..self.options.clone()
+        };
+        let mut sub = Compiler::with_refs(self.doc, options, self.draft, self.refs.clone());
+        sub.fuel = self.fuel;
+        let root = sub.compile_set(elems, types, depth + 1);
+        self.fuel = sub.fuel;
+        for warning in std::mem::take(&mut sub.warnings) {
+            if self
+                .warned
+                .insert((warning.pointer.clone(), warning.keyword.clone()))
+            {
+                self.warnings.push(warning);
+            }
+        }
+        let Some(root) = root? else {
+            return Ok(vec![false; values.len()]);
+        };
+        let id = sub.new_rule("check", ptr)?;
+        sub.builder.define(id, root);
+        let grammar = sub
+            .builder
+            .build(id)
+            .map_err(|e| Error::new(ErrorKind::Limit, ptr, "", e.to_string()))?;
+        let Ok(recognizer) = Recognizer::new(&grammar) else {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                ptr,
+                "",
+                "cannot decide which listed values meet the other keywords (repetition bounds too large)",
+            ));
+        };
+        let mut out = Vec::with_capacity(values.len());
+        for value in values {
+            let text = serde_json::to_string(value).expect("a Value always serialises");
+            self.spend(
+                text.len().saturating_mul(grammar.size().min(1000)) / 8 + 1,
+                ptr,
+            )?;
+            out.push(recognizer.accepts(text.as_bytes()));
+        }
+        Ok(out)
+    }
+
+    /// Refuses a `oneOf` unless its branches are provably pairwise disjoint.
+    fn check_disjoint(&mut self, branches: &[String], ptr: &str) -> Result<(), Error> {
+        let mut summaries = Vec::with_capacity(branches.len());
+        for branch in branches {
+            summaries.push(self.summary(branch)?);
+        }
+        for i in 0..summaries.len() {
+            for j in i + 1..summaries.len() {
+                if !summaries[i].disjoint(&summaries[j]) {
+                    return self.refuse(
+                        ptr,
+                        "oneOf",
+                        &format!(
+                            "branches {i} and {j} are not provably disjoint (different types, \
+                             different const/enum values or a required property with different \
+                             const values), so \"exactly one\" cannot be enforced"
+                        ),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A superset description of what the schema at `ptr` accepts.
+    fn summary(&mut self, ptr: &str) -> Result<Summary<'a>, Error> {
+        let Some(flat) = self.flatten(vec![Elem::new(ptr.to_owned())], 0)? else {
+            return Ok(Summary {
+                types: 0,
+                values: None,
+                tags: Vec::new(),
+            });
+        };
+        let mut summary = Summary {
+            types: ALL,
+            values: None,
+            tags: Vec::new(),
+        };
+        let mut required: Vec<&str> = Vec::new();
+        let mut consts: Vec<(&'a str, &'a Value)> = Vec::new();
+        for elem in &flat {
+            let map = self.at(&elem.ptr).as_object().expect("flattened");
+            if let Some(t) = map.get("type") {
+                summary.types &= parse_types(t, &elem.ptr)?;
+            }
+            for (keyword, list) in [("enum", map.get("enum")), ("const", map.get("const"))] {
+                let Some(list) = list else { continue };
+                let list: Vec<&'a Value> = match (keyword, list) {
+                    ("const", v) => vec![v],
+                    (_, Value::Array(items)) => items.iter().collect(),
+                    _ => continue,
+                };
+                summary.values = Some(match summary.values.take() {
+                    None => list,
+                    Some(old) => old
+                        .into_iter()
+                        .filter(|a| list.iter().any(|b| json_eq(a, b)))
+                        .collect(),
+                });
+            }
+            if let Some(Value::Array(names)) = map.get("required") {
+                required.extend(names.iter().filter_map(Value::as_str));
+            }
+            if let Some(Value::Object(props)) = map.get("properties") {
+                for (name, schema) in props {
+                    if let Some(v) = schema.get("const") {
+                        consts.push((name, v));
+                    } else if let Some(Value::Array(items)) = schema.get("enum") {
+                        if items.len() == 1 {
+                            consts.push((name, &items[0]));
+                        }
+                    }
+                }
+            }
+        }
+        for (name, value) in consts {
+            if required.contains(&name) {
+                summary.tags.push((name, value));
+            }
+        }
+        if let Some(values) = &summary.values {
+            summary.types &= values.iter().fold(0, |acc, v| acc | value_types(v));
+        }
+        Ok(summary)
+    }
+
+    /// Merges the keywords of the flattened set `flat`.
+    fn shape(&mut self, flat: &[Elem]) -> Result<Shape<'a>, Error> {
+        let mut s = Shape {
+            types: ALL,
+            ptr: flat.first().map(|e| e.ptr.clone()).unwrap_or_default(),
+            ..Shape::default()
+        };
+        for elem in flat {
+            let ptr = elem.ptr.as_str();
+            let map: &'a Map<String, Value> = self.at(ptr).as_object().expect("flattened");
+            self.spend(map.len(), ptr)?;
+            for (keyword, why) in UNSUPPORTED {
+                if keyword == "uniqueItems" {
+                    continue;
+                }
+                if map.contains_key(keyword) {
+                    self.refuse(ptr, keyword, why)?;
+                }
+            }
+            if let Some(t) = map.get("type") {
+                s.types &= parse_types(t, ptr)?;
+            }
+            if elem.done & DONE_ENUM == 0 {
+                let mut lists: Vec<Vec<&'a Value>> = Vec::new();
+                if let Some(list) = map.get("enum") {
+                    match list {
+                        Value::Array(items) => lists.push(items.iter().collect()),
+                        _ => return Err(invalid(ptr, "enum", "must be an array")),
+                    }
+                }
+                if let Some(value) = map.get("const") {
+                    lists.push(vec![value]);
+                }
+                for list in lists {
+                    s.values = Some(match s.values.take() {
+                        None => (list, join_pointer(ptr, "enum")),
+                        Some((old, p)) => (
+                            old.into_iter()
+                                .filter(|a| list.iter().any(|b| json_eq(a, b)))
+                                .collect(),
+                            p,
+                        ),
+                    });
+                }
+            }
+            self.string_keywords(&mut s, map, ptr)?;
+            self.number_keywords(&mut s, map, ptr)?;
+            self.object_keywords(&mut s, map, ptr)?;
+            self.array_keywords(&mut s, map, ptr)?;
+        }
+        Ok(s)
+    }
+
+    fn string_keywords(
+        &mut self,
+        s: &mut Shape<'a>,
+        map: &'a Map<String, Value>,
+        ptr: &str,
+    ) -> Result<(), Error> {
+        if let Some(v) = map.get("minLength") {
+            s.string.min_length = s.string.min_length.max(non_negative(v, ptr, "minLength")?);
+            s.string_ptr = ptr.to_owned();
+        }
+        if let Some(v) = map.get("maxLength") {
+            let v = non_negative(v, ptr, "maxLength")?;
+            s.string.max_length = Some(s.string.max_length.map_or(v, |m| m.min(v)));
+            s.string_ptr = ptr.to_owned();
+        }
+        for keyword in ["pattern", "format"] {
+            let Some(v) = map.get(keyword) else { continue };
+            let Some(text) = v.as_str() else {
+                return Err(invalid(ptr, keyword, "must be a string"));
+            };
+            let slot = if keyword == "pattern" {
+                &mut s.string.pattern
+            } else {
+                &mut s.string.format
+            };
+            match slot {
+                Some(old) if *old != text => {
+                    self.refuse(
+                        ptr,
+                        keyword,
+                        &format!("a second, different `{keyword}` in an intersection"),
+                    )?;
+                }
+                _ => *slot = Some(text),
+            }
+        }
+        if s.string_ptr.is_empty() && (s.string.pattern.is_some() || s.string.format.is_some()) {
+            s.string_ptr = ptr.to_owned();
+        }
+        Ok(())
+    }
+
+    fn number_keywords(
+        &mut self,
+        s: &mut Shape<'a>,
+        map: &'a Map<String, Value>,
+        ptr: &str,
+    ) -> Result<(), Error> {
+        for keyword in [
+            "minimum",
+            "exclusiveMinimum",
+            "maximum",
+            "exclusiveMaximum",
+            "multipleOf",
+        ] {
+            let Some(v) = map.get(keyword) else { continue };
+            let Value::Number(n) = v else {
+                if v.is_boolean() && keyword.starts_with("exclusive") {
+                    self.refuse(
+                        ptr,
+                        keyword,
+                        "draft-04 boolean exclusive bounds are not supported",
+                    )?;
+                    continue;
+                }
+                return Err(invalid(ptr, keyword, "must be a number"));
+            };
+            if keyword == "multipleOf" && n.as_f64().is_none_or(|f| f <= 0.0) {
+                return Err(invalid(ptr, keyword, "must be greater than 0"));
+            }
+            let slot = match keyword {
+                "minimum" => &mut s.number.minimum,
+                "exclusiveMinimum" => &mut s.number.exclusive_minimum,
+                "maximum" => &mut s.number.maximum,
+                "exclusiveMaximum" => &mut s.number.exclusive_maximum,
+                _ => &mut s.number.multiple_of,
+            };
+            match *slot {
+                None => *slot = Some(n),
+                Some(old) if json_eq_number(old, n) => {}
+                Some(old) => {
+                    let (a, b) = (old.as_f64(), n.as_f64());
+                    let tighter = match (a, b, keyword) {
+                        (Some(a), Some(b), "minimum" | "exclusiveMinimum") if a != b => {
+                            Some(if b > a { n } else { old })
+                        }
+                        (Some(a), Some(b), "maximum" | "exclusiveMaximum") if a != b => {
+                            Some(if b < a { n } else { old })
+                        }
+                        _ => None,
+                    };
+                    match tighter {
+                        Some(t) => *slot = Some(t),
+                        None => self.refuse(
+                            ptr,
+                            keyword,
+                            "two different values in an intersection that sieve cannot combine",
+                        )?,
+                    }
+                }
+            }
+            s.number_ptr = ptr.to_owned();
+        }
+        Ok(())
+    }
+
+    fn object_keywords(
+        &mut self,
+        s: &mut Shape<'a>,
+        map: &'a Map<String, Value>,
+        ptr: &str,
+    ) -> Result<(), Error> {
+        let mut part = ObjectPart {
+            ptr: ptr.to_owned(),
+            ..ObjectPart::default()
+        };
+        let mut has_part = false;
+        for (keyword, slot) in [("properties", 0), ("patternProperties", 1)] {
+            let Some(v) = map.get(keyword) else { continue };
+            let Value::Object(props) = v else {
+                return Err(invalid(ptr, keyword, "must be an object"));
+            };
+            has_part = true;
+            let base = join_pointer(ptr, keyword);
+            for (name, _) in props {
+                let entry = (name.as_str(), join_pointer(&base, name));
+                if slot == 0 {
+                    part.props.push(entry);
+                } else {
+                    part.patterns.push(entry);
+                }
+            }
+        }
+        if map.contains_key("additionalProperties") {
+            has_part = true;
+            part.additional = Some(join_pointer(ptr, "additionalProperties"));
+        }
+        if has_part {
+            s.objects.push(part);
+        }
+        if let Some(v) = map.get("required") {
+            let Value::Array(names) = v else {
+                return Err(invalid(ptr, "required", "must be an array of strings"));
+            };
+            for name in names {
+                let Some(name) = name.as_str() else {
+                    return Err(invalid(ptr, "required", "must be an array of strings"));
+                };
+                if !s.required.contains(&name) {
+                    s.required.push(name);
+                }
+            }
+        }
+        if let Some(v) = map.get("minProperties") {
+            s.min_properties = s.min_properties.max(non_negative(v, ptr, "minProperties")?);
+        }
+        if let Some(v) = map.get("maxProperties") {
+            let v = non_negative(v, ptr, "maxProperties")?;
+            s.max_properties = Some(s.max_properties.map_or(v, |m| m.min(v)));
+        }
+        if map.contains_key("propertyNames") {
+            s.property_names.push(join_pointer(ptr, "propertyNames"));
+        }
+        Ok(())
+    }
+
+    fn array_keywords(
+        &mut self,
+        s: &mut Shape<'a>,
+        map: &'a Map<String, Value>,
+        ptr: &str,
+    ) -> Result<(), Error> {
+        let mut part = ArrayPart::default();
+        let mut has_part = false;
+        let items = map.get("items");
+        if let Some(Value::Array(tuple)) = items {
+            // Draft-07 tuple form (also accepted in 2019-09 style documents).
+            has_part = true;
+            let base = join_pointer(ptr, "items");
+            part.prefix = (0..tuple.len())
+                .map(|i| join_pointer(&base, &i.to_string()))
+                .collect();
+            if map.contains_key("additionalItems") {
+                part.rest = Some(join_pointer(ptr, "additionalItems"));
+            }
+            if map.contains_key("prefixItems") {
+                return Err(invalid(
+                    ptr,
+                    "items",
+                    "an `items` array together with `prefixItems`",
+                ));
+            }
+        } else {
+            if let Some(v) = map.get("prefixItems") {
+                let n = schema_array(v, ptr, "prefixItems")?;
+                has_part = true;
+                let base = join_pointer(ptr, "prefixItems");
+                part.prefix = (0..n)
+                    .map(|i| join_pointer(&base, &i.to_string()))
+                    .collect();
+            }
+            if items.is_some() {
+                has_part = true;
+                part.rest = Some(join_pointer(ptr, "items"));
+            }
+        }
+        if has_part {
+            s.arrays.push(part);
+        }
+        if let Some(v) = map.get("minItems") {
+            s.min_items = s.min_items.max(non_negative(v, ptr, "minItems")?);
+        }
+        if let Some(v) = map.get("maxItems") {
+            let v = non_negative(v, ptr, "maxItems")?;
+            s.max_items = Some(s.max_items.map_or(v, |m| m.min(v)));
+        }
+        if map.contains_key("contains") {
+            let min = match map.get("minContains") {
+                Some(v) => non_negative(v, ptr, "minContains")?,
+                None => 1,
+            };
+            let max = match map.get("maxContains") {
+                Some(v) => Some(non_negative(v, ptr, "maxContains")?),
+                None => None,
+            };
+            s.contains
+                .push((join_pointer(ptr, "contains"), min, max, ptr.to_owned()));
+        }
+        match map.get("uniqueItems") {
+            Some(Value::Bool(true)) => s.unique.push(ptr.to_owned()),
+            Some(Value::Bool(false)) | None => {}
+            Some(_) => return Err(invalid(ptr, "uniqueItems", "must be a boolean")),
+        }
+        Ok(())
+    }
+}
+
+/// A superset description of a schema's instances, for `oneOf` disjointness.
+#[derive(Debug)]
+struct Summary<'a> {
+    types: Types,
+    values: Option<Vec<&'a Value>>,
+    /// Required properties with a fixed value.
+    tags: Vec<(&'a str, &'a Value)>,
+}
+
+impl Summary<'_> {
+    fn disjoint(&self, other: &Summary<'_>) -> bool {
+        if self.types & other.types == 0 {
+            return true;
+        }
+        if let (Some(a), Some(b)) = (&self.values, &other.values) {
+            if !a.iter().any(|x| b.iter().any(|y| json_eq(x, y))) {
+                return true;
+            }
+        }
+        for (name, value) in &self.tags {
+            for (other_name, other_value) in &other.tags {
+                if name == other_name && !json_eq(value, other_value) {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+}
+
+/// A JSON string of any value (quotes included).
+pub(crate) fn any_string(escapes: Escapes) -> Expr {
+    Expr::seq([
+        Expr::bytes(*b"\""),
+        Expr::star(any_char(escapes)),
+        Expr::bytes(*b"\""),
+    ])
+}
+
+pub(crate) fn invalid(ptr: &str, keyword: &str, message: &str) -> Error {
+    Error::new(ErrorKind::Invalid, ptr, keyword, message)
+}
+
+/// The number of schemas in the array `value` of `keyword` (which must be a non-empty array).
+fn schema_array(value: &Value, ptr: &str, keyword: &str) -> Result<usize, Error> {
+    match value {
+        Value::Array(items) if !items.is_empty() => Ok(items.len()),
+        _ => Err(invalid(
+            ptr,
+            keyword,
+            "must be a non-empty array of schemas",
+        )),
+    }
+}
+
+/// A non-negative integer keyword value.
+pub(crate) fn non_negative(value: &Value, ptr: &str, keyword: &str) -> Result<u64, Error> {
+    if let Some(n) = value.as_u64() {
+        return Ok(n);
+    }
+    if let Some(f) = value.as_f64() {
+        if f >= 0.0 && f.fract() == 0.0 {
+            return Ok(if f >= u64::MAX as f64 {
+                u64::MAX
+            } else {
+                f as u64
+            });
+        }
+    }
+    Err(invalid(ptr, keyword, "must be a non-negative integer"))
+}
+
+/// The `type` keyword as a set of types.
+fn parse_types(value: &Value, ptr: &str) -> Result<Types, Error> {
+    let one = |name: &str| -> Result<Types, Error> {
+        Ok(match name {
+            "null" => NULL,
+            "boolean" => BOOLEAN,
+            "object" => OBJECT,
+            "array" => ARRAY,
+            "string" => STRING,
+            "integer" => INTEGER,
+            "number" => NUMBER,
+            _ => return Err(invalid(ptr, "type", &format!("unknown type `{name}`"))),
+        })
+    };
+    match value {
+        Value::String(name) => one(name),
+        Value::Array(names) => {
+            let mut types = 0;
+            for name in names {
+                let Some(name) = name.as_str() else {
+                    return Err(invalid(
+                        ptr,
+                        "type",
+                        "must be a string or an array of strings",
+                    ));
+                };
+                types |= one(name)?;
+            }
+            Ok(types)
+        }
+        _ => Err(invalid(
+            ptr,
+            "type",
+            "must be a string or an array of strings",
+        )),
+    }
+}
+
+/// The type of a JSON value (`1.0` is an integer, as JSON Schema says).
+pub(crate) fn value_types(value: &Value) -> Types {
+    match value {
+        Value::Null => NULL,
+        Value::Bool(_) => BOOLEAN,
+        Value::Object(_) => OBJECT,
+        Value::Array(_) => ARRAY,
+        Value::String(_) => STRING,
+        Value::Number(n) => {
+            if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0) {
+                INTEGER
+            } else {
+                FRACTION
+            }
+        }
+    }
+}
+
+fn json_eq_number(a: &serde_json::Number, b: &serde_json::Number) -> bool {
+    match (a.as_i64(), b.as_i64(), a.as_u64(), b.as_u64()) {
+        (Some(x), Some(y), _, _) => x == y,
+        (_, _, Some(x), Some(y)) => x == y,
+        _ => a.as_f64() == b.as_f64(),
+    }
+}
+
+/// JSON Schema equality: numbers by value, objects regardless of member order.
+pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => json_eq_number(x, y),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+        }
+        _ => a == b,
+    }
+}

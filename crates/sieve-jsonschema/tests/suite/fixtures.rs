@@ -1,0 +1,106 @@
+//! JSON-Schema-Test-Suite fixtures (draft 2020-12, MIT, see `tests/fixtures/LICENSE`).
+//!
+//! For every schema that compiles: no instance marked invalid is accepted (accepted-invalid =
+//! 0, no exceptions), and every instance marked valid is accepted except the ones listed in
+//! [`REJECTED_VALID`], each with its reason. Schemas sieve refuses are counted, not failed:
+//! refusing is the strict contract working.
+
+use std::path::Path;
+
+use serde_json::Value;
+use sieve_ir::reference::Recognizer;
+use sieve_jsonschema::{compile, Options};
+
+const FILES: [&str; 15] = [
+    "additionalProperties.json",
+    "allOf.json",
+    "anyOf.json",
+    "boolean_schema.json",
+    "const.json",
+    "enum.json",
+    "items.json",
+    "maxItems.json",
+    "minItems.json",
+    "oneOf.json",
+    "prefixItems.json",
+    "properties.json",
+    "ref.json",
+    "required.json",
+    "type.json",
+];
+
+/// Valid instances sieve rejects: (file, group description, test description, why).
+const REJECTED_VALID: &[(&str, &str, &str, &str)] = &[
+    ("allOf.json", "allOf", "allOf", ORDER),
+    ("allOf.json", "allOf with base schema", "valid", ORDER),
+    (
+        "const.json",
+        "const with object",
+        "same object with different property order is valid",
+        LITERAL_ORDER,
+    ),
+    (
+        "type.json",
+        "integer type matches integers",
+        "a float with zero fractional part is an integer",
+        INTEGER_SPELLING,
+    ),
+];
+
+const ORDER: &str = "PropertyOrder::Schema: declared properties come in schema order";
+const LITERAL_ORDER: &str = "a const object is printed in its own member order";
+const INTEGER_SPELLING: &str = "integers are spelled without a fraction (number module)";
+
+#[test]
+fn json_schema_test_suite() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut accepted_invalid = Vec::new();
+    let mut unexpected_rejections = Vec::new();
+    let (mut groups, mut refused, mut instances) = (0, 0, 0);
+    for file in FILES {
+        let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let cases: Value = serde_json::from_str(&text).unwrap();
+        for group in cases.as_array().unwrap() {
+            groups += 1;
+            let description = group["description"].as_str().unwrap();
+            let compiled = match compile(&group["schema"], &Options::default()) {
+                Ok(compiled) => compiled,
+                Err(_) => {
+                    refused += 1;
+                    continue;
+                }
+            };
+            let recognizer = Recognizer::new(&compiled.grammar).unwrap();
+            for test in group["tests"].as_array().unwrap() {
+                instances += 1;
+                let data = serde_json::to_string(&test["data"]).unwrap();
+                let valid = test["valid"].as_bool().unwrap();
+                let name = test["description"].as_str().unwrap();
+                let accepted = recognizer.accepts(data.as_bytes());
+                if accepted && !valid {
+                    accepted_invalid.push(format!("{file} / {description} / {name}: {data}"));
+                }
+                if !accepted && valid {
+                    let listed = REJECTED_VALID
+                        .iter()
+                        .any(|(f, g, t, _)| *f == file && *g == description && *t == name);
+                    if !listed {
+                        unexpected_rejections
+                            .push(format!("{file} / {description} / {name}: {data}"));
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("{groups} groups, {refused} refused, {instances} instances checked");
+    assert!(
+        accepted_invalid.is_empty(),
+        "accepted invalid instances:\n{}",
+        accepted_invalid.join("\n")
+    );
+    assert!(
+        unexpected_rejections.is_empty(),
+        "valid instances rejected (add to REJECTED_VALID with a reason, or fix):\n{}",
+        unexpected_rejections.join("\n")
+    );
+}

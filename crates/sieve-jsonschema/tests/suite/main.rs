@@ -1,0 +1,615 @@
+//! The JSON Schema front-end's test suite: per-feature schemas with hand-picked valid and
+//! invalid instances, error cases (kind, keyword, pointer), layout options, adversarial
+//! limits, and the JSON-Schema-Test-Suite fixtures under `tests/fixtures/`.
+//!
+//! Invariant checked everywhere: a compiled grammar never accepts an instance the schema
+//! rejects (accepted-invalid = 0). The reference recogniser of `sieve-ir` is the oracle;
+//! instances are serialised compactly by `serde_json` (canonical escapes), the layout of
+//! [`Options::default`].
+
+use serde_json::{json, Value};
+use sieve_ir::reference::Recognizer;
+use sieve_jsonschema::{compile, ErrorKind, Options, PropertyOrder, Whitespace};
+
+mod fixtures;
+
+/// Compiles `schema` with `options` into a recogniser.
+fn recognizer_with(schema: &Value, options: &Options) -> Recognizer {
+    let compiled = compile(schema, options).unwrap_or_else(|e| panic!("{schema}: {e}"));
+    Recognizer::new(&compiled.grammar).expect("small repetition bounds")
+}
+
+/// Checks that `schema` (default options) accepts each of `valid` and rejects each of
+/// `invalid`, as compact JSON texts.
+fn check(schema: Value, valid: &[Value], invalid: &[Value]) {
+    let r = recognizer_with(&schema, &Options::default());
+    for v in valid {
+        let text = serde_json::to_string(v).unwrap();
+        assert!(r.accepts(text.as_bytes()), "{schema}: should accept {text}");
+    }
+    for v in invalid {
+        let text = serde_json::to_string(v).unwrap();
+        assert!(
+            !r.accepts(text.as_bytes()),
+            "{schema}: should reject {text}"
+        );
+    }
+}
+
+/// Checks raw texts (for layout tests).
+fn check_texts(schema: Value, options: &Options, valid: &[&str], invalid: &[&str]) {
+    let r = recognizer_with(&schema, options);
+    for text in valid {
+        assert!(
+            r.accepts(text.as_bytes()),
+            "{schema}: should accept {text:?}"
+        );
+    }
+    for text in invalid {
+        assert!(
+            !r.accepts(text.as_bytes()),
+            "{schema}: should reject {text:?}"
+        );
+    }
+}
+
+/// Checks that `schema` fails with `kind` at `pointer` naming `keyword`.
+fn check_error(schema: Value, kind: ErrorKind, keyword: &str, pointer: &str) {
+    check_error_with(schema, &Options::default(), kind, keyword, pointer);
+}
+
+fn check_error_with(
+    schema: Value,
+    options: &Options,
+    kind: ErrorKind,
+    keyword: &str,
+    pointer: &str,
+) {
+    match compile(&schema, options) {
+        Ok(_) => panic!("{schema}: compiled, expected {kind:?} at {pointer}"),
+        Err(e) => {
+            assert_eq!(e.kind, kind, "{schema}: {e}");
+            assert_eq!(e.keyword, keyword, "{schema}: {e}");
+            assert_eq!(e.pointer, pointer, "{schema}: {e}");
+        }
+    }
+}
+
+#[test]
+fn boolean_and_empty_schemas() {
+    let any = [
+        json!(null),
+        json!(true),
+        json!(1),
+        json!(-2.5e3),
+        json!("x"),
+        json!([1, {"a": []}]),
+        json!({"a": {"b": null}}),
+    ];
+    check(json!(true), &any, &[]);
+    check(json!({}), &any, &[]);
+    check(
+        json!({"title": "annotations only", "x-unknown": 1}),
+        &any,
+        &[],
+    );
+    check_error(json!(false), ErrorKind::Unsatisfiable, "", "");
+}
+
+#[test]
+fn types() {
+    check(
+        json!({"type": "null"}),
+        &[json!(null)],
+        &[json!(0), json!("null")],
+    );
+    check(
+        json!({"type": "boolean"}),
+        &[json!(true), json!(false)],
+        &[json!(null), json!(1)],
+    );
+    check(
+        json!({"type": "integer"}),
+        &[json!(0), json!(-17)],
+        &[json!(1.5), json!("1")],
+    );
+    check(
+        json!({"type": "number"}),
+        &[json!(0), json!(1.5), json!(-1e10)],
+        &[json!("1"), json!(null)],
+    );
+    check(
+        json!({"type": "string"}),
+        &[json!(""), json!("a\"b\\c\n")],
+        &[json!(1)],
+    );
+    check(
+        json!({"type": ["string", "null"]}),
+        &[json!("a"), json!(null)],
+        &[json!(1), json!([])],
+    );
+    check(
+        json!({"type": "array"}),
+        &[json!([]), json!([1, "a"])],
+        &[json!({})],
+    );
+    check(
+        json!({"type": "object"}),
+        &[json!({}), json!({"a": 1})],
+        &[json!([])],
+    );
+    check_error(
+        json!({"type": "strnig"}),
+        ErrorKind::Invalid,
+        "type",
+        "/type",
+    );
+    check_error(json!({"type": 3}), ErrorKind::Invalid, "type", "/type");
+    check_error(
+        json!({"allOf": [{"type": "string"}, {"type": "integer"}]}),
+        ErrorKind::Unsatisfiable,
+        "",
+        "",
+    );
+}
+
+#[test]
+fn const_and_enum() {
+    check(
+        json!({"const": {"b": [1, null], "a": "x"}}),
+        &[json!({"b": [1, null], "a": "x"})],
+        &[
+            json!({"a": "x", "b": [1, null]}),
+            json!({"b": [1], "a": "x"}),
+        ],
+    );
+    check(
+        json!({"enum": ["a", 1, null, [true]]}),
+        &[json!("a"), json!(1), json!(null), json!([true])],
+        &[json!("b"), json!(2), json!([])],
+    );
+    // enum with other keywords: filtered by them.
+    check(
+        json!({"enum": ["a", 1, "bb"], "type": "string"}),
+        &[json!("a"), json!("bb")],
+        &[json!(1)],
+    );
+    check(
+        json!({"enum": [1, "a", {"x": 1}, {"x": "s"}], "properties": {"x": {"type": "integer"}}}),
+        &[json!(1), json!("a"), json!({"x": 1})],
+        &[json!({"x": "s"})],
+    );
+    check(
+        json!({"allOf": [{"enum": [1, 2, 3]}, {"enum": [2, 3, 4]}]}),
+        &[json!(2), json!(3)],
+        &[json!(1), json!(4)],
+    );
+    check_error(
+        json!({"const": 1, "type": "string"}),
+        ErrorKind::Unsatisfiable,
+        "",
+        "",
+    );
+    check_error(json!({"enum": 1}), ErrorKind::Invalid, "enum", "/enum");
+}
+
+#[test]
+fn objects_in_schema_order() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+        "required": ["b"],
+        "additionalProperties": false
+    });
+    check(
+        schema,
+        &[json!({"b": "x"}), json!({"a": 1, "b": "x"})],
+        &[
+            json!({}),
+            json!({"a": 1}),
+            json!({"b": "x", "a": 1}),
+            json!({"a": "s", "b": "x"}),
+            json!({"b": "x", "c": 1}),
+        ],
+    );
+    // additionalProperties default: any other key, but never a declared one again.
+    let schema = json!({"properties": {"a": {"type": "integer"}}});
+    check(
+        schema.clone(),
+        &[
+            json!({}),
+            json!({"a": 1}),
+            json!({"a": 1, "ab": "s"}),
+            json!({"b": [1]}),
+            json!({"": 0}),
+        ],
+        &[json!({"a": "s"})],
+    );
+    let r = recognizer_with(&schema, &Options::default());
+    assert!(!r.accepts(br#"{"a":1,"a":"s"}"#));
+    assert!(!r.accepts(br#"{"b":1,"a":"s"}"#));
+    // additionalProperties as a schema.
+    check(
+        json!({"properties": {"a": {}}, "additionalProperties": {"type": "boolean"}}),
+        &[json!({"a": "x", "b": true})],
+        &[json!({"b": 1})],
+    );
+    // A false property is forbidden; a required false property is unsatisfiable.
+    check(
+        json!({"properties": {"a": false}}),
+        &[json!({}), json!({"b": 1})],
+        &[json!({"a": 1})],
+    );
+    check_error(
+        json!({"properties": {"a": false}, "required": ["a"], "type": "object"}),
+        ErrorKind::Unsatisfiable,
+        "",
+        "",
+    );
+    // Required but not declared: governed by additionalProperties.
+    check(
+        json!({"required": ["x"], "additionalProperties": {"type": "integer"}, "type": "object"}),
+        &[json!({"x": 1}), json!({"x": 1, "y": 2})],
+        &[json!({}), json!({"x": "s"})],
+    );
+}
+
+#[test]
+fn property_counts() {
+    let schema = json!({"type": "object", "properties": {"a": {}, "b": {}}, "minProperties": 1, "maxProperties": 2});
+    check(
+        schema,
+        &[
+            json!({"a": 1}),
+            json!({"b": 1}),
+            json!({"a": 1, "c": 1}),
+            json!({"c": 1, "d": 2}),
+        ],
+        &[
+            json!({}),
+            json!({"a": 1, "b": 2, "c": 3}),
+            json!({"c": 1, "d": 2, "e": 3}),
+        ],
+    );
+    check_error(
+        json!({"type": "object", "additionalProperties": false, "properties": {"a": {}}, "minProperties": 2}),
+        ErrorKind::Unsatisfiable,
+        "",
+        "",
+    );
+}
+
+#[test]
+fn objects_in_any_order() {
+    let options = Options {
+        property_order: PropertyOrder::Any,
+        ..Options::default()
+    };
+    let schema = json!({"properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["a"], "additionalProperties": false});
+    check_texts(
+        schema,
+        &options,
+        &[r#"{"a":1}"#, r#"{"b":"x","a":1}"#, r#"{"a":1,"b":"x"}"#],
+        &[
+            r#"{}"#,
+            r#"{"b":"x"}"#,
+            r#"{"a":1,"a":2}"#,
+            r#"{"a":1,"b":"x","b":"y"}"#,
+        ],
+    );
+    let schema = json!({"properties": {"a": {}}});
+    check_texts(
+        schema,
+        &options,
+        &[r#"{"x":1,"a":1,"y":2}"#],
+        &[r#"{"a":1,"x":1,"a":2}"#],
+    );
+    let many: serde_json::Map<String, Value> =
+        (0..9).map(|i| (format!("p{i}"), json!({}))).collect();
+    check_error_with(
+        json!({"properties": many}),
+        &options,
+        ErrorKind::Limit,
+        "properties",
+        "/properties",
+    );
+}
+
+#[test]
+fn pattern_properties_refused_or_exact() {
+    // Either the string module supports patterns (then this is exact) or it refuses.
+    let schema =
+        json!({"patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": false});
+    match compile(&schema, &Options::default()) {
+        Ok(c) => {
+            let r = Recognizer::new(&c.grammar).unwrap();
+            assert!(r.accepts(br#"{"x-a":1}"#));
+            assert!(!r.accepts(br#"{"x-a":"s"}"#));
+            assert!(!r.accepts(br#"{"y":1}"#));
+        }
+        Err(e) => assert_eq!(e.kind, ErrorKind::Unsupported),
+    }
+    // Patterns with an open additionalProperties would need the patterns' complement.
+    let schema = json!({"patternProperties": {"^x-": {"type": "integer"}}});
+    assert_eq!(
+        compile(&schema, &Options::default()).unwrap_err().kind,
+        ErrorKind::Unsupported
+    );
+}
+
+#[test]
+fn arrays() {
+    check(
+        json!({"items": {"type": "integer"}}),
+        &[json!([]), json!([1, 2, 3])],
+        &[json!([1, "a"])],
+    );
+    check(
+        json!({"items": {"type": "integer"}, "minItems": 2, "maxItems": 3}),
+        &[json!([1, 2]), json!([1, 2, 3])],
+        &[json!([1]), json!([1, 2, 3, 4])],
+    );
+    check(
+        json!({"prefixItems": [{"type": "string"}, {"type": "integer"}], "items": false}),
+        &[json!([]), json!(["a"]), json!(["a", 1])],
+        &[json!([1]), json!(["a", 1, 2])],
+    );
+    check(
+        json!({"prefixItems": [{"type": "string"}], "items": {"type": "boolean"}, "minItems": 2}),
+        &[json!(["a", true]), json!(["a", true, false])],
+        &[json!(["a"]), json!(["a", 1])],
+    );
+    check(
+        json!({"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "string"}], "additionalItems": {"type": "integer"}}),
+        &[json!(["a", 1, 2])],
+        &[json!([1]), json!(["a", "b"])],
+    );
+    check(
+        json!({"contains": {"const": 5}}),
+        &[json!([5]), json!([1, 5, 2])],
+        &[json!([]), json!([1, 2])],
+    );
+    check(
+        json!({"contains": {"const": 5}, "minContains": 2, "items": {"type": "integer"}}),
+        &[json!([5, 1, 5])],
+        &[json!([5]), json!([5, "a", 5])],
+    );
+    check(
+        json!({"uniqueItems": true, "maxItems": 1}),
+        &[json!([]), json!([1])],
+        &[json!([1, 1])],
+    );
+    check_error(
+        json!({"uniqueItems": true}),
+        ErrorKind::Unsupported,
+        "uniqueItems",
+        "/uniqueItems",
+    );
+    check_error(
+        json!({"contains": {}, "maxContains": 2}),
+        ErrorKind::Unsupported,
+        "maxContains",
+        "/maxContains",
+    );
+    check_error(
+        json!({"minItems": -1}),
+        ErrorKind::Invalid,
+        "minItems",
+        "/minItems",
+    );
+}
+
+#[test]
+fn composition() {
+    check(
+        json!({"anyOf": [{"type": "string"}, {"type": "integer"}]}),
+        &[json!("a"), json!(1)],
+        &[json!(null)],
+    );
+    check(
+        json!({"oneOf": [{"type": "string"}, {"type": "integer"}]}),
+        &[json!("a"), json!(1)],
+        &[json!(null)],
+    );
+    check(
+        json!({"oneOf": [{"properties": {"k": {"const": "a"}, "v": {"type": "integer"}}, "required": ["k"]}, {"properties": {"k": {"const": "b"}}, "required": ["k"]}], "type": "object"}),
+        &[json!({"k": "a", "v": 1}), json!({"k": "b", "v": "s"})],
+        &[json!({"k": "a", "v": "s"}), json!({"k": "c"})],
+    );
+    check_error(
+        json!({"oneOf": [{"type": "integer"}, {"type": "number"}]}),
+        ErrorKind::Unsupported,
+        "oneOf",
+        "/oneOf",
+    );
+    check(
+        json!({"allOf": [{"properties": {"a": {"type": "integer"}}}, {"properties": {"b": {"type": "string"}}, "required": ["b"]}], "type": "object"}),
+        &[json!({"a": 1, "b": "x"}), json!({"b": "x"})],
+        &[json!({"a": 1}), json!({"a": "s", "b": "x"})],
+    );
+    // Each allOf branch keeps its own additionalProperties meaning.
+    check(
+        json!({"allOf": [{"properties": {"a": {}}, "additionalProperties": false}, {"properties": {"b": {}}}]}),
+        &[json!({}), json!({"a": 1})],
+        &[json!({"b": 1}), json!({"a": 1, "b": 1})],
+    );
+    // anyOf distributes over the rest of the intersection.
+    check(
+        json!({"type": "integer", "anyOf": [{"const": 1}, {"const": "a"}, {"const": 2}]}),
+        &[json!(1), json!(2)],
+        &[json!("a"), json!(3)],
+    );
+    for keyword in ["not", "if", "dependentRequired", "unevaluatedProperties"] {
+        check_error(
+            json!({"properties": {"x": {keyword: {}}}}),
+            ErrorKind::Unsupported,
+            keyword,
+            &format!("/properties/x/{keyword}"),
+        );
+    }
+}
+
+#[test]
+fn refs() {
+    check(
+        json!({"$defs": {"n": {"type": "integer"}}, "items": {"$ref": "#/$defs/n"}}),
+        &[json!([1])],
+        &[json!(["a"])],
+    );
+    check(
+        json!({"definitions": {"n": {"type": "integer"}}, "properties": {"x": {"$ref": "#/definitions/n"}}}),
+        &[json!({"x": 1})],
+        &[json!({"x": "a"})],
+    );
+    // Recursion: a tree of integers.
+    let tree = json!({"type": "object", "properties": {"v": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#"}}}, "required": ["v"], "additionalProperties": false});
+    check(
+        tree,
+        &[
+            json!({"v": 1}),
+            json!({"v": 1, "kids": [{"v": 2, "kids": []}, {"v": 3}]}),
+        ],
+        &[
+            json!({"v": 1, "kids": [{}]}),
+            json!({"v": 1, "kids": [{"v": "x"}]}),
+        ],
+    );
+    // $id and $anchor, relative resolution.
+    let schema = json!({
+        "$id": "http://example.com/root.json",
+        "properties": {"a": {"$ref": "item.json"}, "b": {"$ref": "#num"}},
+        "$defs": {"item": {"$id": "item.json", "type": "string"}, "n": {"$anchor": "num", "type": "number"}}
+    });
+    check(
+        schema,
+        &[json!({"a": "s", "b": 1.5})],
+        &[json!({"a": 1}), json!({"b": "s"})],
+    );
+    // 2020-12: siblings apply; draft-07: they are ignored.
+    check(json!({"$defs": {"s": {"type": "string"}}, "$ref": "#/$defs/s", "maxLength": 0, "type": ["string", "integer"]}).clone(), &[], &[json!(1)]);
+    check(
+        json!({"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"s": {"type": "string"}}, "$ref": "#/definitions/s", "type": "integer"}),
+        &[json!("x")],
+        &[json!(1)],
+    );
+    check_error(
+        json!({"$ref": "#/$defs/missing"}),
+        ErrorKind::Invalid,
+        "$ref",
+        "/$ref",
+    );
+    check_error(
+        json!({"properties": {"a": {"$ref": "http://example.com/other.json"}}}),
+        ErrorKind::Unsupported,
+        "$ref",
+        "/properties/a/$ref",
+    );
+    // A required self-reference has no finite instance.
+    check_error(
+        json!({"type": "object", "properties": {"a": {"$ref": "#"}}, "required": ["a"]}),
+        ErrorKind::Unsatisfiable,
+        "",
+        "",
+    );
+}
+
+#[test]
+fn whitespace_and_separators() {
+    let options = Options {
+        whitespace: Whitespace::Flexible,
+        max_whitespace: 2,
+        ..Options::default()
+    };
+    let schema = json!({"properties": {"a": {"type": "array"}}, "additionalProperties": false});
+    check_texts(
+        schema.clone(),
+        &options,
+        &[
+            r#" { "a" : [ 1 , 2 ] } "#,
+            "{}",
+            "{ }",
+            "{\"a\":[]}",
+            "{\n\"a\":\t[\r\n]}",
+        ],
+        &["{   }", "  {}   ", "{\"a\":[1,2   ]}"],
+    );
+    let options = Options {
+        item_separator: ", ".into(),
+        key_separator: ": ".into(),
+        ..Options::default()
+    };
+    check_texts(schema, &options, &[r#"{"a": [1, 2]}"#], &[r#"{"a":[1,2]}"#]);
+    let options = Options {
+        whitespace: Whitespace::Flexible,
+        max_whitespace: 1,
+        ..Options::default()
+    };
+    check_texts(
+        json!({"const": [1, {"k": null}]}),
+        &options,
+        &["[1, {\"k\" : null}]", "[ 1,{\"k\":null} ]"],
+        &["[1,  {\"k\":null}]", "[1,{\"k\":nul}]"],
+    );
+}
+
+#[test]
+fn lenient_mode_warns_and_drops() {
+    let options = Options {
+        lenient: true,
+        ..Options::default()
+    };
+    let schema =
+        json!({"properties": {"a": {"not": {"type": "string"}}, "b": {"uniqueItems": true}}});
+    let compiled = compile(&schema, &options).unwrap();
+    let pointers: Vec<_> = compiled
+        .warnings
+        .iter()
+        .map(|w| (w.keyword.as_str(), w.pointer.as_str()))
+        .collect();
+    assert_eq!(
+        pointers,
+        [
+            ("not", "/properties/a/not"),
+            ("uniqueItems", "/properties/b/uniqueItems")
+        ]
+    );
+    assert!(compile(&schema, &Options::default()).is_err());
+}
+
+#[test]
+fn adversarial_inputs_end_in_bounded_time() {
+    // Deep nesting.
+    let mut deep = json!({"type": "integer"});
+    for _ in 0..500 {
+        deep = json!({"items": deep});
+    }
+    assert_eq!(
+        compile(&deep, &Options::default()).unwrap_err().kind,
+        ErrorKind::Limit
+    );
+    // A big enum and many properties compile.
+    let values: Vec<Value> = (0..10_000).map(|i| json!(format!("value-{i}"))).collect();
+    let compiled = compile(&json!({"enum": values}), &Options::default()).unwrap();
+    assert!(compiled.grammar.rules().len() < 10);
+    let props: serde_json::Map<String, Value> = (0..2_000)
+        .map(|i| (format!("p{i}"), json!({"type": "integer"})))
+        .collect();
+    compile(&json!({"properties": props}), &Options::default()).unwrap();
+    // Tight fuel.
+    let options = Options {
+        limits: sieve_jsonschema::Limits {
+            fuel: 100,
+            ..Default::default()
+        },
+        ..Options::default()
+    };
+    let props: serde_json::Map<String, Value> = (0..200)
+        .map(|i| (format!("p{i}"), json!({"type": "integer"})))
+        .collect();
+    assert_eq!(
+        compile(&json!({"properties": props}), &options)
+            .unwrap_err()
+            .kind,
+        ErrorKind::Limit
+    );
+}
