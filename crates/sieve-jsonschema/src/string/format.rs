@@ -114,13 +114,17 @@ pub(crate) fn format_pattern(format: &str) -> Option<(String, Option<u64>)> {
     })
 }
 
+/// Every spelling of one character out of a set, possibly through a helper rule.
+pub(crate) type Speller<'a> =
+    dyn FnMut(&mut GrammarBuilder, &[(u32, u32)]) -> Result<Expr, IrError> + 'a;
+
 /// `hostname` (see the module docs) with a length in `min..=max` characters (`max` at most
 /// 253), spelled by `spell` (which maps a set of ASCII characters to every spelling of one of
 /// them): `T_k ::= ε (if k ≥ min) | "." H_{k+1}` and `H_k ::= Label_j T_{k+j}` for each label
 /// length `j`, with `Label_j` a fixed expression per length. `None` when no hostname fits.
 pub(crate) fn hostname(
     builder: &mut GrammarBuilder,
-    spell: &mut dyn FnMut(&mut GrammarBuilder, &[(u32, u32)]) -> Result<Expr, IrError>,
+    spell: &mut Speller<'_>,
     min: u64,
     max: u64,
 ) -> Result<Option<Expr>, IrError> {
@@ -144,7 +148,7 @@ pub(crate) fn hostname(
     }
     let base = builder.fresh("hostname")?;
     let base_name = builder.name(base).to_owned();
-    let mut declare = |builder: &mut GrammarBuilder, name: String| match builder.declare(&name) {
+    let declare = |builder: &mut GrammarBuilder, name: String| match builder.declare(&name) {
         Ok(id) => Ok(id),
         Err(_) => builder.fresh(&name),
     };
