@@ -92,8 +92,23 @@ impl Decimal {
         })
     }
 
-    /// The exact value of a JSON number.
+    /// The decimal a JSON number was written as.
+    ///
+    /// Integers are exact. A float is read back as the shortest decimal that serde_json
+    /// parses to the same `f64`: serde_json without `float_roundtrip` may round `1e-30` to
+    /// the neighbour of the nearest `f64`, whose shortest text is `9.999999999999999e-31`,
+    /// and the shortest preimage recovers `1e-30`. So any bound written with at most 15
+    /// significant digits is recovered exactly.
     pub(crate) fn from_json(n: &serde_json::Number) -> Option<Decimal> {
+        if let (true, Some(f)) = (n.is_f64(), n.as_f64()) {
+            for precision in 0..17 {
+                let text = format!("{f:.precision$e}");
+                let back = serde_json::from_str::<f64>(&text).ok();
+                if back.map(f64::to_bits) == Some(f.to_bits()) {
+                    return Decimal::parse(&text);
+                }
+            }
+        }
         Decimal::parse(&n.to_string())
     }
 
@@ -270,6 +285,26 @@ mod tests {
         for bad in ["", "-", ".5", "1.", "1e", "e5", "1x", "+1", "1e1234567"] {
             assert_eq!(Decimal::parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn json_floats_read_as_written() {
+        for text in [
+            "1e-30",
+            "0.1",
+            "-273.15",
+            "1e300",
+            "1.7976931348623157e308",
+            "5e-324",
+        ] {
+            let n: serde_json::Number = serde_json::from_str(text).unwrap();
+            assert_eq!(Decimal::from_json(&n), Decimal::parse(text), "{text}");
+        }
+        let n: serde_json::Number = serde_json::from_str("18446744073709551615").unwrap();
+        assert_eq!(
+            Decimal::from_json(&n).unwrap().int_part(),
+            b"18446744073709551615"
+        );
     }
 
     #[test]

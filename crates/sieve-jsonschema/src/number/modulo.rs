@@ -7,8 +7,8 @@
 //! of the interval comparison (integer digits read so far and their lexicographic standing
 //! against each bound's integer part, then the fraction's standing against each bound's
 //! fraction) and the residue mod `m`. Only reachable, productive states are kept; the
-//! automaton is then minimised (Moore's refinement) so divisors like `1000` cost a handful
-//! of rules, not a thousand.
+//! automaton is then minimised (Hopcroft) so divisors like `1000` cost a handful of rules,
+//! not a thousand. Each state becomes one rule `S ::= [digits] T | … | ε`.
 //!
 //! Invariants: a spelling is accepted iff it is in `(0|[1-9][0-9]*)(\.[0-9]+)?` (no fraction
 //! when `fraction` is off), its value lies in the interval, and it is a multiple. The number
@@ -346,28 +346,120 @@ impl Dfa {
         Some(Dfa { next, accept })
     }
 
-    /// Moore's partition refinement; the start state stays 0.
+    /// Hopcroft's partition refinement over the DFA completed by a dead state; the start
+    /// state stays 0. `O(n log n)` for the alphabet of [`SYMBOLS`].
     fn minimise(self) -> Dfa {
         let n = self.next.len();
-        let mut class: Vec<u32> = self.accept.iter().map(|&a| u32::from(a)).collect();
-        let mut count = 0;
-        loop {
-            let mut ids: HashMap<(u32, [Option<u32>; SYMBOLS]), u32> = HashMap::new();
-            let mut fresh = vec![0u32; n];
-            for q in 0..n {
-                let mut sig = [None; SYMBOLS];
-                for (s, t) in self.next[q].iter().enumerate() {
-                    sig[s] = t.map(|t| class[t as usize]);
+        let total = n + 1; // state n is the dead state
+        let delta = |q: usize, a: usize| -> usize {
+            if q == n {
+                n
+            } else {
+                self.next[q][a].map_or(n, |t| t as usize)
+            }
+        };
+        // Predecessors per symbol, as compressed rows: inv[a][inv_start[a][t]..inv_start[a][t + 1]].
+        let mut inv_start = vec![vec![0usize; total + 1]; SYMBOLS];
+        let mut inv = vec![vec![0usize; total]; SYMBOLS];
+        for a in 0..SYMBOLS {
+            let starts = &mut inv_start[a];
+            for q in 0..total {
+                starts[delta(q, a) + 1] += 1;
+            }
+            for t in 0..total {
+                starts[t + 1] += starts[t];
+            }
+            let mut fill = starts.clone();
+            for q in 0..total {
+                let t = delta(q, a);
+                inv[a][fill[t]] = q;
+                fill[t] += 1;
+            }
+        }
+        // The partition: blocks are ranges of `elems`; marked states move to the front.
+        let accepting = |q: usize| q < n && self.accept[q];
+        let mut elems: Vec<usize> = (0..total).filter(|&q| accepting(q)).collect();
+        let n_accept = elems.len();
+        elems.extend((0..total).filter(|&q| !accepting(q)));
+        let mut loc = vec![0usize; total];
+        for (i, &q) in elems.iter().enumerate() {
+            loc[q] = i;
+        }
+        let mut start = Vec::new();
+        let mut end = Vec::new();
+        let mut block_of = vec![0usize; total];
+        for (lo, hi) in [(0, n_accept), (n_accept, total)] {
+            if lo < hi {
+                for &q in &elems[lo..hi] {
+                    block_of[q] = start.len();
                 }
-                let len = ids.len() as u32;
-                fresh[q] = *ids.entry((class[q], sig)).or_insert(len);
+                start.push(lo);
+                end.push(hi);
             }
-            let new_count = ids.len();
-            class = fresh;
-            if new_count == count {
-                break;
+        }
+        let mut in_work: Vec<[bool; SYMBOLS]> = vec![[true; SYMBOLS]; start.len()];
+        let mut work: Vec<(usize, usize)> = (0..start.len())
+            .flat_map(|b| (0..SYMBOLS).map(move |a| (b, a)))
+            .collect();
+        let mut marked = vec![0usize; start.len()];
+        let mut touched = Vec::new();
+        let mut members = Vec::new();
+        while let Some((b, a)) = work.pop() {
+            in_work[b][a] = false;
+            members.clear();
+            members.extend_from_slice(&elems[start[b]..end[b]]);
+            touched.clear();
+            for &t in &members {
+                for &p in &inv[a][inv_start[a][t]..inv_start[a][t + 1]] {
+                    let y = block_of[p];
+                    let front = start[y] + marked[y];
+                    if loc[p] >= front {
+                        let other = elems[front];
+                        elems.swap(loc[p], front);
+                        loc[other] = loc[p];
+                        loc[p] = front;
+                        if marked[y] == 0 {
+                            touched.push(y);
+                        }
+                        marked[y] += 1;
+                    }
+                }
             }
-            count = new_count;
+            for &y in &touched {
+                let m = std::mem::take(&mut marked[y]);
+                if m == end[y] - start[y] {
+                    continue;
+                }
+                let z = start.len();
+                start.push(start[y]);
+                end.push(start[y] + m);
+                start[y] += m;
+                marked.push(0);
+                in_work.push([false; SYMBOLS]);
+                for &q in &elems[start[z]..end[z]] {
+                    block_of[q] = z;
+                }
+                let z_smaller = end[z] - start[z] <= end[y] - start[y];
+                for c in 0..SYMBOLS {
+                    let pick = if in_work[y][c] || z_smaller { z } else { y };
+                    if !in_work[pick][c] {
+                        in_work[pick][c] = true;
+                        work.push((pick, c));
+                    }
+                }
+            }
+        }
+        // Live states never share a block with the dead state (every one reaches acceptance).
+        let mut class = vec![0u32; n];
+        let mut ids = vec![u32::MAX; start.len()];
+        let mut count = 0usize;
+        for q in 0..n {
+            let b = block_of[q];
+            if ids[b] == u32::MAX {
+                ids[b] = count as u32;
+                count += 1;
+            }
+            class[q] = ids[b];
         }
         // Renumber so the start state's class is 0.
         let mut order = vec![u32::MAX; count];

@@ -648,3 +648,70 @@ fn errors_name_the_keyword() {
     let e = error(&schema(true, &[("minimum", "0.1"), ("maximum", "0.9")]));
     assert_eq!(e.kind, ErrorKind::Unsatisfiable);
 }
+
+#[test]
+fn large_multiples_stay_bounded() {
+    for (integer, keys, max_rules) in [
+        (
+            true,
+            vec![
+                ("minimum", "-1e308"),
+                ("maximum", "1e308"),
+                ("multipleOf", "7"),
+            ],
+            5_000,
+        ),
+        (
+            false,
+            vec![
+                ("minimum", "-1e300"),
+                ("maximum", "1.5e300"),
+                ("multipleOf", "0.07"),
+            ],
+            5_000,
+        ),
+        (
+            false,
+            vec![
+                ("minimum", "-1e30"),
+                ("maximum", "1.234e300"),
+                ("multipleOf", "0.0003"),
+            ],
+            2_000,
+        ),
+        (true, vec![("multipleOf", "9973")], 20_000),
+        (
+            false,
+            vec![
+                ("minimum", "-123.456"),
+                ("maximum", "1.234e3"),
+                ("multipleOf", "1e-30"),
+            ],
+            1_000,
+        ),
+    ] {
+        let mut b = GrammarBuilder::new();
+        let nums: Vec<serde_json::Number> = keys.iter().map(|(_, v)| num(v)).collect();
+        let find = |k: &str| keys.iter().position(|kv| kv.0 == k).map(|i| &nums[i]);
+        let spec = NumberSpec {
+            integer,
+            minimum: find("minimum"),
+            maximum: find("maximum"),
+            multiple_of: find("multipleOf"),
+            ..NumberSpec::default()
+        };
+        number_schema(&mut b, &spec).unwrap_or_else(|e| panic!("{keys:?}: {e}"));
+        assert!(b.len() <= max_rules, "{keys:?}: {} rules", b.len());
+    }
+    let s = schema(false, &[("maximum", "1e-30"), ("multipleOf", "1e-31")]);
+    let tiny = format!("0.{}1", "0".repeat(29));
+    check(
+        &s,
+        &[
+            &tiny,
+            &format!("{tiny}0"),
+            &format!("0.{}5", "0".repeat(30)),
+        ],
+        &[&format!("{tiny}1"), &format!("0.{}55", "0".repeat(30))],
+    );
+}
