@@ -192,7 +192,12 @@ pub(crate) fn canonical_char(c: char) -> Vec<u8> {
 /// known from the bytes); once it leaves the trie any spelling `escapes` allows follows.
 /// Under [`Escapes::Any`] this rejects keys that spell a character of such a prefix with an
 /// unneeded escape (a rejected-valid gap, documented on the crate).
-pub(crate) fn string_except(names: &[&str], escapes: Escapes) -> Expr {
+/// `share` turns an expression used in many places into a reference to one rule.
+pub(crate) fn string_except(
+    names: &[&str],
+    escapes: Escapes,
+    share: &mut dyn FnMut(Expr) -> Result<Expr, Error>,
+) -> Result<Expr, Error> {
     // The trie: children (char, node) per node, and which nodes end a name.
     let mut children: Vec<Vec<(char, usize)>> = vec![Vec::new()];
     let mut terminal = vec![false];
@@ -212,7 +217,12 @@ pub(crate) fn string_except(names: &[&str], escapes: Escapes) -> Expr {
         }
         terminal[node] = true;
     }
-    let free = Expr::seq([Expr::star(any_char(escapes)), Expr::bytes(*b"\"")]);
+    let free = share(Expr::seq([
+        Expr::star(any_char(escapes)),
+        Expr::bytes(*b"\""),
+    ]))?;
+    let mut others: std::collections::HashMap<Vec<char>, Option<Expr>> =
+        std::collections::HashMap::new();
     // Children are created after their parents, so a reverse sweep sees children first.
     let mut exprs: Vec<Option<Expr>> = vec![None; children.len()];
     for node in (0..children.len()).rev() {
@@ -220,22 +230,32 @@ pub(crate) fn string_except(names: &[&str], escapes: Escapes) -> Expr {
         if !terminal[node] {
             alternatives.push(Expr::bytes(*b"\""));
         }
-        let used: Vec<char> = children[node].iter().map(|(c, _)| *c).collect();
+        let mut used: Vec<char> = children[node].iter().map(|(c, _)| *c).collect();
+        used.sort_unstable();
         for &(c, next) in &children[node] {
             let rest = exprs[next].take().expect("children come later");
             alternatives.push(Expr::seq([Expr::bytes(canonical_char(c)), rest]));
         }
-        if let Some(other) = canonical_char_except(&used) {
-            alternatives.push(Expr::seq([other, free.clone()]));
-        }
+        let other = match others.get(&used) {
+            Some(other) => other.clone(),
+            None => {
+                let other = match canonical_char_except(&used) {
+                    Some(other) => Some(share(Expr::seq([other, free.clone()]))?),
+                    None => None,
+                };
+                others.insert(used, other.clone());
+                other
+            }
+        };
+        alternatives.extend(other);
         exprs[node] = Expr::choice(alternatives);
     }
-    Expr::seq([
+    Ok(Expr::seq([
         Expr::bytes(*b"\""),
         exprs[0]
             .take()
             .expect("the root always has other characters"),
-    ])
+    ]))
 }
 
 /// One character other than `used`, spelled canonically.

@@ -212,7 +212,7 @@ fn extras(
             }
         };
         let key = if shape.property_names.is_empty() {
-            string_except(names, c.layout.escapes)
+            except(c, names, ptr)?
         } else if names.is_empty() {
             let elems = shape
                 .property_names
@@ -230,7 +230,7 @@ fn extras(
                 "`propertyNames` together with declared properties and additional properties \
                  (set `additionalProperties: false` or drop the declared properties)",
             )?;
-            string_except(names, c.layout.escapes)
+            except(c, names, ptr)?
         };
         let key = c.share("key", key, ptr)?;
         return Ok(Some(c.layout.member(key, value)));
@@ -288,7 +288,7 @@ fn extras(
                     None => return Ok(None),
                 }
             };
-            let key = string_except(names, c.layout.escapes);
+            let key = except(c, names, ptr)?;
             let key = c.share("key", key, ptr)?;
             return Ok(Some(c.layout.member(key, value)));
         }
@@ -341,6 +341,12 @@ fn extras(
         alternatives.push(c.layout.member(key, value));
     }
     Ok(Expr::choice(alternatives))
+}
+
+/// [`string_except`] with shared sub-rules.
+fn except(c: &mut Compiler<'_>, names: &[&str], ptr: &str) -> Result<Expr, Error> {
+    let escapes = c.layout.escapes;
+    string_except(names, escapes, &mut |e| c.share("key_chars", e, ptr))
 }
 
 /// The members after `{` in schema order, tracking the count for min/maxProperties.

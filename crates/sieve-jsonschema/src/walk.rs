@@ -296,9 +296,13 @@ impl<'a> Compiler<'a> {
                 format!("more than {} grammar rules", self.limits().max_rules),
             ));
         }
-        self.builder
-            .fresh(base)
-            .map_err(|e| Error::new(ErrorKind::Limit, ptr, "", e.to_string()))
+        // A counter keeps names unique without `fresh`'s search (quadratic in the rules).
+        let name = format!("{base}_{}", self.builder.len());
+        let id = match self.builder.lookup(&name) {
+            None => self.builder.declare(&name),
+            Some(_) => self.builder.fresh(&name),
+        };
+        id.map_err(|e| Error::new(ErrorKind::Limit, ptr, "", e.to_string()))
     }
 
     /// Defines `id` as `body`, spending its size as fuel.
@@ -516,7 +520,7 @@ impl<'a> Compiler<'a> {
         }
         let id = self.new_rule("schema", &ptr)?;
         self.cache.insert(key.clone(), Some(id));
-        match self.compile_flat(&key.0, only, depth + 1)? {
+        match self.compile_flat(&key.0, only, depth)? {
             Some(body) => {
                 self.define(id, body, &ptr)?;
                 Ok(Some(Expr::rule(id)))
