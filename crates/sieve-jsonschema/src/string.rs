@@ -181,14 +181,81 @@ pub(crate) fn string_schema_limited(
         EmitError::Empty => err(
             ErrorKind::Unsatisfiable,
             blame,
-            format!(
-                "no string of {min}..{} characters matches",
-                max.map_or(String::new(), |m| m.to_string())
-            ),
+            match max {
+                Some(max) => format!("no string of {min} to {max} characters matches"),
+                None => format!("no string of at least {min} characters matches"),
+            },
         ),
         EmitError::Limit(message) => err(ErrorKind::Limit, blame, message),
     })?;
     Ok(Expr::seq([quote(), body, quote()]))
+}
+
+/// Whether `value` matches `pattern` (ECMA-262, unanchored, as the `pattern` keyword), for
+/// deciding `patternProperties` on known property names. Errors name `keyword` at `pointer`.
+#[allow(
+    dead_code,
+    reason = "for the walker (patternProperties on known names, const/enum); used by tests until then"
+)]
+pub(crate) fn pattern_matches(
+    pattern: &str,
+    value: &str,
+    pointer: &str,
+    keyword: &str,
+) -> Result<bool, Error> {
+    if pattern.len() > MAX_PATTERN_LEN {
+        return Err(Error::new(
+            ErrorKind::Limit,
+            pointer,
+            keyword,
+            format!(
+                "the pattern is {} bytes long, over the limit of {MAX_PATTERN_LEN}",
+                pattern.len()
+            ),
+        ));
+    }
+    let node = pattern::parse(pattern).map_err(|e| pattern_error(pointer, keyword, e))?;
+    let nfa = Nfa::new(&node.unanchored(), Limits::default().fuel)
+        .map_err(|e| pattern_error(pointer, keyword, e))?;
+    Ok(nfa.is_match(value))
+}
+
+/// [`string_literal`], refused with [`ErrorKind::Limit`] (naming `keyword` at `pointer`) when
+/// its expression would be over `limits.fuel` nodes.
+#[allow(
+    dead_code,
+    reason = "for the walker (patternProperties on known names, const/enum); used by tests until then"
+)]
+pub(crate) fn string_literal_limited(
+    value: &str,
+    escapes: Escapes,
+    limits: &Limits,
+    pointer: &str,
+    keyword: &str,
+) -> Result<Expr, Error> {
+    // An upper bound on the nodes per character: a surrogate pair spelled both ways.
+    let per_char = match escapes {
+        Escapes::Canonical => 1,
+        Escapes::Any => 16,
+    };
+    let estimate = value
+        .chars()
+        .count()
+        .saturating_mul(per_char)
+        .saturating_add(3);
+    if estimate > limits.fuel {
+        return Err(Error::new(
+            ErrorKind::Limit,
+            pointer,
+            keyword,
+            format!(
+                "a string of {} characters is over the fuel limit of {}",
+                value.chars().count(),
+                limits.fuel
+            ),
+        ));
+    }
+    Ok(string_literal(value, escapes))
 }
 
 fn limit_error(e: sieve_ir::IrError) -> EmitError {
@@ -1414,5 +1481,95 @@ mod tests {
             (ErrorKind::Unsupported, "/x/format")
         );
         assert_eq!(err("hostname", 254).kind, ErrorKind::Unsatisfiable);
+    }
+
+    #[test]
+    fn pattern_matches_by_simulation() {
+        let m = |p: &str, v: &str| pattern_matches(p, v, "", "pattern").unwrap();
+        assert!(m("^a+$", "aaa"));
+        assert!(!m("^a+$", "aab"));
+        assert!(m("b", "abc"));
+        assert!(!m("a^b", "ab"));
+        assert!(m("", ""));
+        assert!(m("\\d$", "x1"));
+        assert!(!m("\\d$", "x\u{661}"));
+        // No determinisation: an exponential DFA is no problem here.
+        assert!(m("(a|b)*a.{20}$", &format!("a{}", "b".repeat(20))));
+        assert_eq!(
+            pattern_matches("(?=a)", "a", "/p", "patternProperties")
+                .unwrap_err()
+                .pointer,
+            "/p/patternProperties"
+        );
+    }
+
+    #[test]
+    fn literals_are_bounded_and_exact() {
+        let limits = Limits {
+            fuel: 100,
+            ..Limits::default()
+        };
+        let long = "x".repeat(50);
+        assert!(string_literal_limited(&long, Escapes::Canonical, &limits, "", "const").is_ok());
+        let err = string_literal_limited(&long, Escapes::Any, &limits, "/a", "const").unwrap_err();
+        assert_eq!(
+            (err.kind, err.pointer.as_str()),
+            (ErrorKind::Limit, "/a/const")
+        );
+        let mut rng = Rng(11);
+        for _ in 0..40 {
+            let value = random_string(&mut rng, 5, ALPHABET);
+            let any = recognizer(|_| Ok(string_literal(&value, Escapes::Any)));
+            let canonical = recognizer(|_| Ok(string_literal(&value, Escapes::Canonical)));
+            let compact = serde_json::to_string(&value).unwrap();
+            assert!(any.accepts(compact.as_bytes()), "{compact}");
+            assert!(canonical.accepts(compact.as_bytes()), "{compact}");
+            let spelled = any_spelling(&value, &mut rng);
+            assert!(any.accepts(spelled.as_bytes()), "{spelled}");
+            assert_eq!(
+                canonical.accepts(spelled.as_bytes()),
+                spelled == compact,
+                "{spelled}"
+            );
+            for seed in 0..10 {
+                let text = String::from_utf8(any.sample(seed, 20).unwrap()).unwrap();
+                assert_eq!(
+                    serde_json::from_str::<String>(&text).unwrap(),
+                    value,
+                    "{text}"
+                );
+            }
+            let other = random_string(&mut rng, 5, ALPHABET);
+            if other != value {
+                let text = serde_json::to_string(&other).unwrap();
+                assert!(!any.accepts(text.as_bytes()), "{text} for {compact}");
+            }
+        }
+    }
+
+    #[test]
+    fn any_char_is_every_spelling_of_every_scalar() {
+        let all = pattern::normalize(vec![(0, 0x10ffff)]);
+        for escapes in [Escapes::Any, Escapes::Canonical] {
+            let reference = recognizer(|_| Ok(any_char(escapes)));
+            let spelled = recognizer(|_| Ok(spell(&all, escapes).unwrap()));
+            let mut rng = Rng(5);
+            for seed in 0..300 {
+                for (a, b) in [(&reference, &spelled), (&spelled, &reference)] {
+                    let text = a.sample(seed, 10).unwrap();
+                    assert!(b.accepts(&text), "{:?}", String::from_utf8_lossy(&text));
+                    let value: String = serde_json::from_str(&format!(
+                        "\"{}\"",
+                        std::str::from_utf8(&text).unwrap()
+                    ))
+                    .unwrap();
+                    assert_eq!(value.chars().count(), 1);
+                }
+                let junk: Vec<u8> = (0..rng.below(7))
+                    .map(|_| b"\\u0dD8aF\"/x\xc3\xa9\xed\xa0\x80"[rng.below(16)])
+                    .collect();
+                assert_eq!(reference.accepts(&junk), spelled.accepts(&junk), "{junk:?}");
+            }
+        }
     }
 }

@@ -741,6 +741,41 @@ impl Nfa {
         })
     }
 
+    /// Whether the NFA accepts `value`, by simulation (no determinisation, so no blow-up).
+    #[allow(
+        dead_code,
+        reason = "used by `pattern_matches`, which the walker has yet to call"
+    )]
+    pub(crate) fn is_match(&self, value: &str) -> bool {
+        let chars: Vec<u32> = value.chars().map(u32::from).collect();
+        let mut core = vec![self.start];
+        for i in 0..=chars.len() {
+            let closure = self.closure(&core, i == 0, i == chars.len());
+            let Some(&c) = chars.get(i) else {
+                return closure
+                    .iter()
+                    .any(|&s| matches!(self.states[s], NState::Match));
+            };
+            core = closure
+                .iter()
+                .filter_map(|&s| match self.states[s] {
+                    NState::Char(class, next) => {
+                        let ranges = &self.classes[class];
+                        let at = ranges.partition_point(|&(_, hi)| hi < c);
+                        (at < ranges.len() && ranges[at].0 <= c).then_some(next)
+                    }
+                    _ => None,
+                })
+                .collect();
+            core.sort_unstable();
+            core.dedup();
+            if core.is_empty() {
+                return false;
+            }
+        }
+        unreachable!("the loop returns at the end of the input")
+    }
+
     /// The ε-closure of `core` (sorted state list), following `^` only `at_start` and `$`
     /// only `at_end`.
     fn closure(&self, core: &[usize], at_start: bool, at_end: bool) -> Vec<usize> {
