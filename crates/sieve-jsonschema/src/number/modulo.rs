@@ -440,8 +440,9 @@ impl Dfa {
                     block_of[q] = z;
                 }
                 let z_smaller = end[z] - start[z] <= end[y] - start[y];
-                for c in 0..SYMBOLS {
-                    let pick = if in_work[y][c] || z_smaller { z } else { y };
+                let y_work = in_work[y];
+                for (c, y_in) in y_work.into_iter().enumerate() {
+                    let pick = if y_in || z_smaller { z } else { y };
                     if !in_work[pick][c] {
                         in_work[pick][c] = true;
                         work.push((pick, c));
