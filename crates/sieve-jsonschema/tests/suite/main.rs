@@ -316,28 +316,6 @@ fn objects_in_any_order() {
 }
 
 #[test]
-fn pattern_properties_refused_or_exact() {
-    // Either the string module supports patterns (then this is exact) or it refuses.
-    let schema =
-        json!({"patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": false});
-    match compile(&schema, &Options::default()) {
-        Ok(c) => {
-            let r = Recognizer::new(&c.grammar).unwrap();
-            assert!(r.accepts(br#"{"x-a":1}"#));
-            assert!(!r.accepts(br#"{"x-a":"s"}"#));
-            assert!(!r.accepts(br#"{"y":1}"#));
-        }
-        Err(e) => assert_eq!(e.kind, ErrorKind::Unsupported),
-    }
-    // Patterns with an open additionalProperties would need the patterns' complement.
-    let schema = json!({"patternProperties": {"^x-": {"type": "integer"}}});
-    assert_eq!(
-        compile(&schema, &Options::default()).unwrap_err().kind,
-        ErrorKind::Unsupported
-    );
-}
-
-#[test]
 fn arrays() {
     check(
         json!({"items": {"type": "integer"}}),
@@ -611,5 +589,109 @@ fn adversarial_inputs_end_in_bounded_time() {
             .unwrap_err()
             .kind,
         ErrorKind::Limit
+    );
+}
+
+#[test]
+fn pattern_properties() {
+    let schema = json!({
+        "properties": {"name": {"type": "string"}},
+        "patternProperties": {"^x-": {"type": "integer"}},
+        "additionalProperties": false
+    });
+    check(
+        schema,
+        &[
+            json!({}),
+            json!({"name": "a", "x-1": 1, "x-b": 2}),
+            json!({"x-": 0}),
+        ],
+        &[
+            json!({"x-1": "s"}),
+            json!({"other": 1}),
+            json!({"x-1": 1, "name": "a"}),
+        ],
+    );
+    // Several patterns with one schema.
+    check(
+        json!({"patternProperties": {"^a": {"type": "integer"}, "b$": {"type": "integer"}}, "additionalProperties": false}),
+        &[json!({"ab": 1, "xb": 2})],
+        &[json!({"c": 1}), json!({"ab": "s"})],
+    );
+    // A declared name matching a pattern meets both schemas, but the pattern's keys cannot
+    // exclude it: refused.
+    check_error(
+        json!({"properties": {"x-a": {"type": "integer"}}, "patternProperties": {"^x-": {"minimum": 0}}, "additionalProperties": false}),
+        ErrorKind::Unsupported,
+        "",
+        "/patternProperties/^x-",
+    );
+    // Patterns with an open additionalProperties would need the patterns' complement.
+    check_error(
+        json!({"patternProperties": {"^x-": {"type": "integer"}}}),
+        ErrorKind::Unsupported,
+        "patternProperties",
+        "/patternProperties",
+    );
+    // Patterns whose schemas are empty constrain nothing.
+    check(
+        json!({"patternProperties": {"^x-": {}}}),
+        &[json!({"x-a": [1], "b": 2})],
+        &[],
+    );
+}
+
+#[test]
+fn property_names() {
+    check(
+        json!({"propertyNames": {"maxLength": 3}}),
+        &[json!({}), json!({"abc": 1, "x": 2})],
+        &[json!({"abcd": 1})],
+    );
+    check(
+        json!({"properties": {"ab": {}, "abcd": {}}, "propertyNames": {"maxLength": 3}, "additionalProperties": false}),
+        &[json!({"ab": 1})],
+        &[json!({"abcd": 1}), json!({"x": 1})],
+    );
+    check(
+        json!({"propertyNames": false}),
+        &[json!({}), json!(1)],
+        &[json!({"a": 1})],
+    );
+    check(
+        json!({"propertyNames": {"enum": ["a", "b"]}}),
+        &[json!({"a": 1, "b": [2]})],
+        &[json!({"c": 1})],
+    );
+}
+
+#[test]
+fn keys_are_compared_decoded() {
+    let schema = json!({"properties": {"a": {"type": "integer"}}});
+    // Additional keys spell the characters of a declared name's prefix canonically (a
+    // documented rejected-valid gap: `\u0062` for `b` is refused at the key's start).
+    check_texts(
+        schema,
+        &Options::default(),
+        &[
+            r#"{"\u0061":1}"#,
+            r#"{"a":1,"b\u0062":"s"}"#,
+            r#"{"ab":"s"}"#,
+        ],
+        &[
+            r#"{"\u0061":"s"}"#,
+            r#"{"a":1,"\u0061":1}"#,
+            r#"{"\u0062":1}"#,
+        ],
+    );
+    let options = Options {
+        escapes: sieve_jsonschema::Escapes::Canonical,
+        ..Options::default()
+    };
+    check_texts(
+        json!({"const": "a\u{1}\"/"}),
+        &options,
+        &[r#""a\u0001\"/""#],
+        &[r#""\u0061\u0001\"/""#, r#""a\u0001\"\/""#],
     );
 }
