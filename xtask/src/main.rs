@@ -8,8 +8,12 @@
 //!   `SHARED_DIR/data/grammars` (default `../shared`) through every stage, loads every shared
 //!   vocabulary and checks its reference decodings, and prints a table. A missing corpus is an
 //!   error, never a silent skip.
+//! - `cargo xtask schema-suites [SHARED_DIR] [--update]` — the JSON Schema front-end against
+//!   JSON-Schema-Test-Suite, SchemaStore and JSONSchemaBench, per-suite tables, and a ratchet
+//!   against `xtask/expected/schema-suites.tsv` (see `schema_suites`).
 
 mod corpus;
+mod schema_suites;
 mod tidy;
 
 use std::path::PathBuf;
@@ -26,7 +30,20 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|| workspace_root().join("../shared"));
             corpus::run(&shared)
         }
-        _ => Err("usage: cargo xtask (tidy | corpus [SHARED_DIR])".to_owned()),
+        Some("schema-suites") => {
+            let update = args.iter().any(|a| a == "--update");
+            let shared = args[1..]
+                .iter()
+                .find(|a| !a.starts_with("--"))
+                .map(PathBuf::from)
+                .unwrap_or_else(|| workspace_root().join("../shared"));
+            let expected = workspace_root().join("xtask/expected/schema-suites.tsv");
+            schema_suites::run(&shared, &expected, update)
+        }
+        _ => Err(
+            "usage: cargo xtask (tidy | corpus [SHARED_DIR] | schema-suites [SHARED_DIR] [--update])"
+                .to_owned(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
