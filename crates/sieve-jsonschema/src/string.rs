@@ -10,6 +10,7 @@ mod format;
 mod pattern;
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use regex_syntax::utf8::Utf8Sequences;
 use sieve_ir::{ByteClass, Expr, GrammarBuilder};
@@ -84,6 +85,7 @@ pub(crate) fn string_schema_limited(
     }
     let state_budget = limits.fuel.clamp(1, 1 << 20);
     let mut nfas = Vec::new();
+    let mut format_only = None;
     if let Some(text) = spec.pattern {
         if text.len() > MAX_PATTERN_LEN {
             return Err(err(
@@ -130,10 +132,12 @@ pub(crate) fn string_schema_limited(
                 format!("format `{name}` is not supported"),
             ));
         };
-        let node = pattern::parse(&text).map_err(|e| pattern_error(spec.pointer, "format", e))?;
-        let nfa =
-            Nfa::new(&node, state_budget).map_err(|e| pattern_error(spec.pointer, "format", e))?;
-        nfas.push(nfa);
+        let dfa = format_dfa(name, &text).map_err(|e| pattern_error(spec.pointer, "format", e))?;
+        if nfas.is_empty() {
+            format_only = Some(dfa);
+        } else {
+            nfas.push(dfa.to_nfa());
+        }
         if let Some(longest) = longest {
             max = Some(max.map_or(longest, |m| m.min(longest)));
         }
@@ -153,19 +157,24 @@ pub(crate) fn string_schema_limited(
         ));
     }
     let quote = || Expr::bytes(*b"\"");
-    if nfas.is_empty() {
+    if nfas.is_empty() && format_only.is_none() {
         let body = counted(any_char(escapes), min, max);
         return Ok(Expr::seq([quote(), body, quote()]));
     }
-    let dfa = Dfa::build(&nfas, MAX_DFA_STATES)
-        .map_err(|e| pattern_error(spec.pointer, blame, e))?
-        .ok_or_else(|| {
-            err(
-                ErrorKind::Unsatisfiable,
-                blame,
-                "no string matches the pattern and the format together".to_owned(),
-            )
-        })?;
+    let dfa = match format_only {
+        Some(dfa) => dfa,
+        None => Arc::new(
+            Dfa::build(&nfas, MAX_DFA_STATES)
+                .map_err(|e| pattern_error(spec.pointer, blame, e))?
+                .ok_or_else(|| {
+                    err(
+                        ErrorKind::Unsatisfiable,
+                        blame,
+                        "no string matches the pattern and the format together".to_owned(),
+                    )
+                })?,
+        ),
+    };
     let body = Emitter {
         builder,
         escapes,
@@ -260,6 +269,24 @@ pub(crate) fn string_literal_limited(
 
 fn limit_error(e: sieve_ir::IrError) -> EmitError {
     EmitError::Limit(e.to_string())
+}
+
+/// The DFA of a format's pattern, built once per process: formats are fixed, and their
+/// automata (RFC 3986, RFC 5321 with IPv6 literals) cost tens of milliseconds to build.
+fn format_dfa(name: &str, text: &str) -> Result<Arc<Dfa>, PatternError> {
+    static CACHE: OnceLock<Mutex<HashMap<String, Arc<Dfa>>>> = OnceLock::new();
+    let cache = CACHE.get_or_init(Mutex::default);
+    if let Some(dfa) = cache.lock().unwrap_or_else(|e| e.into_inner()).get(name) {
+        return Ok(dfa.clone());
+    }
+    let node = pattern::parse(text)?;
+    let nfa = Nfa::new(&node, 1 << 20)?;
+    let dfa = Arc::new(Dfa::build(&[nfa], MAX_DFA_STATES)?.expect("every format has instances"));
+    cache
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(name.to_owned(), dfa.clone());
+    Ok(dfa)
 }
 
 fn pattern_error(pointer: &str, keyword: &str, e: PatternError) -> Error {

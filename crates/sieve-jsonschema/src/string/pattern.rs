@@ -929,6 +929,39 @@ impl Dfa {
     }
 }
 
+impl Dfa {
+    /// The same language as an NFA, to intersect with others in [`Dfa::build`]: its subsets
+    /// stay singletons, so a cached DFA costs little there.
+    pub(crate) fn to_nfa(&self) -> Nfa {
+        let mut nfa = Nfa {
+            states: vec![NState::Match],
+            classes: Vec::new(),
+            start: 0,
+        };
+        let mut class_ids: HashMap<&Ranges, usize> = HashMap::new();
+        // Entry of DFA state q: NFA state 1 + q.
+        let n = self.states.len();
+        nfa.states.extend((0..n).map(|_| NState::Eps(Vec::new())));
+        for (q, state) in self.states.iter().enumerate() {
+            let mut targets = Vec::with_capacity(state.transitions.len() + 1);
+            if state.accept {
+                targets.push(0);
+            }
+            for (t, ranges) in &state.transitions {
+                let class = *class_ids.entry(ranges).or_insert_with(|| {
+                    nfa.classes.push(ranges.clone());
+                    nfa.classes.len() - 1
+                });
+                nfa.states.push(NState::Char(class, 1 + t));
+                targets.push(nfa.states.len() - 1);
+            }
+            nfa.states[1 + q] = NState::Eps(targets);
+        }
+        nfa.start = 1 + self.start;
+        nfa
+    }
+}
+
 /// Trims, minimises (Moore) and groups the transitions of a subset-construction table.
 fn finish(intervals: &[(u32, u32)], accept: Vec<bool>, table: Vec<Vec<u32>>) -> Option<Dfa> {
     let n = accept.len();
