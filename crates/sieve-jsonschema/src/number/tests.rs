@@ -286,6 +286,120 @@ impl Rng {
     }
 }
 
+impl Rng {
+    /// A decimal with up to 4 integer and 3 fraction digits, any digits, as JSON text.
+    fn wide_decimal(&mut self) -> String {
+        let mut s = String::new();
+        if self.below(2) == 0 {
+            s.push('-');
+        }
+        let int_len = 1 + self.below(4) as usize;
+        for k in 0..int_len {
+            let d = b'0' + self.below(10) as u8;
+            s.push(if k == 0 && int_len > 1 && d == b'0' {
+                '7'
+            } else {
+                d as char
+            });
+        }
+        let frac_len = self.below(4) as usize;
+        if frac_len > 0 {
+            s.push('.');
+            for _ in 0..frac_len {
+                s.push((b'0' + self.below(10) as u8) as char);
+            }
+        }
+        s
+    }
+
+    /// A random spelling, valid or not, mostly near `near`.
+    fn candidate(&mut self, near: &str) -> Vec<u8> {
+        let mut s = near.as_bytes().to_vec();
+        for _ in 0..1 + self.below(3) {
+            match self.below(5) {
+                0 if !s.is_empty() => {
+                    let i = self.below(s.len() as u64) as usize;
+                    s[i] = b"0123456789"[self.below(10) as usize];
+                }
+                1 => s.push(b"0123456789"[self.below(10) as usize]),
+                2 if s.len() > 1 => {
+                    s.pop();
+                }
+                3 => s = self.wide_decimal().into_bytes(),
+                _ => {
+                    if s.first() == Some(&b'-') {
+                        s.remove(0);
+                    } else {
+                        s.insert(0, b'-');
+                    }
+                }
+            }
+        }
+        s
+    }
+}
+
+#[test]
+fn wide_bounds_sampled_against_the_oracle() {
+    const DIVISORS: &[&str] = &["3", "0.5", "0.25", "0.07", "12", "0.001", "1"];
+    let mut rng = Rng(0x51de);
+    let mut accepted = 0;
+    for case in 0..80 {
+        let (a, b) = (rng.wide_decimal(), rng.wide_decimal());
+        let (lo, hi) = match cmp_values(value(a.as_bytes()).unwrap(), value(b.as_bytes()).unwrap())
+        {
+            Ordering::Greater => (b, a),
+            _ => (a, b),
+        };
+        let mut s = Schema {
+            integer: rng.below(3) == 0,
+            ..Schema::default()
+        };
+        match rng.below(3) {
+            0 => s.min = Some(lo.clone()),
+            1 => s.xmin = Some(lo.clone()),
+            _ => {}
+        }
+        match rng.below(3) {
+            0 => s.max = Some(hi.clone()),
+            1 => s.xmax = Some(hi.clone()),
+            _ => {}
+        }
+        if case % 2 == 1 {
+            s.mult = Some(DIVISORS[rng.below(DIVISORS.len() as u64) as usize].to_owned());
+        }
+        let r = match compile(&s) {
+            Ok(r) => r,
+            Err(e) => {
+                assert_eq!(e.kind, ErrorKind::Unsatisfiable, "{s:?}: {e}");
+                continue;
+            }
+        };
+        for seed in 0..60 {
+            let Some(sentence) = r.sample(seed, 40) else {
+                break;
+            };
+            if sentence.len() <= 30 {
+                let text = String::from_utf8_lossy(&sentence);
+                assert_eq!(oracle(&s, &sentence), Some(true), "{s:?} accepts {text}");
+            }
+        }
+        for k in 0..300 {
+            let c = rng.candidate(if k % 2 == 0 { &lo } else { &hi });
+            let got = r.accepts(&c);
+            let want = oracle(&s, &c);
+            let text = String::from_utf8_lossy(&c);
+            if got {
+                assert_eq!(want, Some(true), "{s:?} accepts {text}");
+                accepted += 1;
+            } else if want == Some(true) {
+                assert!(documented_rejection(&s, &c), "{s:?} rejects valid {text}");
+            }
+        }
+    }
+    assert!(accepted > 2_000, "the cases are not all empty: {accepted}");
+}
+
 const ALPHABET: &[u8] = b"0159-.e";
 
 #[test]
