@@ -7,18 +7,68 @@
 //! Every keyword that constrains instances is either enforced exactly or refused with an
 //! [`Error`] naming the keyword and its JSON pointer. The grammar may reject some valid
 //! instances only through layout choices documented on [`Options`] (whitespace, separators,
-//! escapes, property order) and the documented spelling restrictions of numbers (see the
-//! `number` module); it never accepts an instance the schema forbids. With
-//! [`Options::lenient`], keywords that cannot be enforced are dropped and listed as
-//! [`Warning`]s instead, one per JSON pointer.
+//! escapes, property order) and the documented spelling restrictions below; it never accepts
+//! an instance the schema forbids (accepted-invalid is a bug; rejected-valid is a documented
+//! gap). With [`Options::lenient`], keywords that cannot be enforced are dropped and listed as
+//! [`Warning`]s instead, one per JSON pointer and keyword: the grammar then accepts a
+//! superset of the schema's instances at those places.
 //!
 //! Annotations (`title`, `description`, `examples`, `default`, `$comment`, `deprecated`,
-//! `readOnly`, `writeOnly`, `contentMediaType`, …) are ignored.
+//! `readOnly`, `writeOnly`, `contentMediaType`, …) and unknown keywords are ignored.
 //!
-//! # Layout
+//! # What is enforced
 //!
-//! - `lib.rs`: options, limits, the entry point [`compile`].
+//! - `true`, `false`, `{}`; `type` (a name or a list); `enum` and `const` (printed in the
+//!   output layout; with other keywords beside them, each listed value is kept only if the
+//!   grammar of the other keywords accepts it — decided by the reference recogniser, so a
+//!   value is never kept wrongly);
+//! - strings and numbers through the `string` and `number` modules;
+//! - objects: `properties`, `required`, `additionalProperties`, `patternProperties` (with
+//!   `additionalProperties: false` or empty pattern schemas; a pattern that matches a
+//!   declared name is refused), `propertyNames` (on declared names always; on other keys when
+//!   there are no declared names), `minProperties`, `maxProperties`;
+//! - arrays: `prefixItems`, `items`, draft-07 `items` arrays with `additionalItems`,
+//!   `minItems`, `maxItems`, `contains` with `minContains` (no `maxContains`, no prefix, no
+//!   length bounds), `uniqueItems` only when at most one item is allowed;
+//! - `anyOf`; `oneOf` when its branches are provably disjoint (different types, disjoint
+//!   `const`/`enum` values, or a required property with different `const`s); `allOf` and
+//!   2020-12 `$ref` siblings as an intersection (types intersected, bounds tightened, each
+//!   location's object and array keywords kept apart so `additionalProperties` and `items`
+//!   keep their local meaning); `anyOf`/`oneOf` inside an intersection distribute over it;
+//! - `$ref` to `#`, JSON pointers, `$defs`/`definitions`, `$id` (relative resolution) and
+//!   `$anchor` (draft-07 `$id: "#name"` too); recursion becomes recursive rules.
+//!
+//! Refused ([`ErrorKind::Unsupported`]): `not`, `if`/`then`/`else`, `dependentRequired`,
+//! `dependentSchemas`, `dependencies`, `unevaluatedProperties`, `unevaluatedItems`,
+//! `$dynamicRef`, `$recursiveRef`, remote `$ref`s (never fetched), and the cases above that
+//! cannot be made exact.
+//!
+//! # Layout of the output text
+//!
+//! Compact by default: no whitespace, `,` and `:`. Under [`Whitespace::Flexible`] every gap
+//! between tokens (and before and after the whole text) holds up to
+//! [`Options::max_whitespace`] whitespace bytes. Objects list declared properties in schema
+//! order, then the others ([`PropertyOrder::Any`]: any order, at most
+//! [`Options::max_any_order_properties`] declared properties). Documented rejected-valid gaps:
+//! a `const`/`enum` object must list its members in the value's own order; a `const`/`enum`
+//! number is spelled as `serde_json` prints it (integral values also as `2` and `2.0`); an
+//! additional property's key spells the characters it shares with a prefix of a declared
+//! name canonically (no needless `\u` escapes there).
+//!
+//! # Draft
+//!
+//! `$schema` naming draft-07, -06 or -04 selects draft-07 rules (siblings of `$ref` are
+//! ignored, `items` may be an array); anything else, or none, is draft 2020-12.
+//!
+//! # Modules
+//!
+//! - `lib.rs`: options, limits, the entry point [`compile`], the final productivity check.
 //! - `error`: [`Error`] (keyword, pointer, kind, message) and [`Warning`].
+//! - `walk`: sets of schema locations (intersections), flattening, the merged `Shape`,
+//!   composition, `enum`/`const`, the rule cache.
+//! - `object`, `array`: object and array layouts.
+//! - `layout`: gaps, separators, literal values, keys avoiding a finite set of names.
+//! - `refs`: `$id`, `$anchor` and `$ref` resolution inside the document.
 //! - `string`: JSON string literals and string schemas (`minLength`, `maxLength`, `pattern`,
 //!   `format`), RFC 8259 escapes.
 //! - `number`: `integer` and `number` schemas with bounds and `multipleOf`.

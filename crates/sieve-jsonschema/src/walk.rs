@@ -197,6 +197,9 @@ pub(crate) struct Shape<'a> {
     pub string_ptr: String,
     pub number: NumberSpec<'a>,
     pub number_ptr: String,
+    /// The least common multiple of several integer `multipleOf`s (it replaces
+    /// `number.multiple_of` when set).
+    pub multiple_of_lcm: Option<serde_json::Number>,
     pub objects: Vec<ObjectPart<'a>>,
     /// `required` names, in order, without repeats.
     pub required: Vec<&'a str>,
@@ -597,11 +600,14 @@ impl<'a> Compiler<'a> {
             alternatives.push(Expr::bytes(*b"false"));
         }
         if types & NUMBER != 0 {
-            let spec = NumberSpec {
+            let mut spec = NumberSpec {
                 integer: types & FRACTION == 0,
                 pointer: &shape.number_ptr,
                 ..shape.number.clone()
             };
+            if let Some(lcm) = &shape.multiple_of_lcm {
+                spec.multiple_of = Some(lcm);
+            }
             alternatives.push(self.number(spec)?);
         }
         if types & STRING != 0 {
@@ -1016,6 +1022,16 @@ impl<'a> Compiler<'a> {
                         }
                         _ => None,
                     };
+                    if keyword == "multipleOf" {
+                        let current = s.multiple_of_lcm.as_ref().and_then(|m| m.as_u64());
+                        if let (Some(x), Some(y)) = (current.or(old.as_u64()), n.as_u64()) {
+                            if let Some(l) = lcm(x, y) {
+                                s.multiple_of_lcm = Some(l.into());
+                                s.number_ptr = ptr.to_owned();
+                                continue;
+                            }
+                        }
+                    }
                     match tighter {
                         Some(t) => *slot = Some(t),
                         None => self.refuse(
@@ -1288,6 +1304,16 @@ pub(crate) fn value_types(value: &Value) -> Types {
             }
         }
     }
+}
+
+/// The least common multiple of two positive integers (`None` on overflow): an integer is a
+/// multiple of both exactly when it is a multiple of it.
+fn lcm(a: u64, b: u64) -> Option<u64> {
+    let (mut x, mut y) = (a, b);
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    (a / x).checked_mul(b)
 }
 
 fn json_eq_number(a: &serde_json::Number, b: &serde_json::Number) -> bool {

@@ -65,7 +65,10 @@ fn json_schema_test_suite() {
             let description = group["description"].as_str().unwrap();
             let compiled = match compile(&group["schema"], &Options::default()) {
                 Ok(compiled) => compiled,
-                Err(_) => {
+                Err(e) => {
+                    if std::env::var_os("SIEVE_SHOW_REFUSED").is_some() {
+                        eprintln!("refused: {file} / {description}: {e}");
+                    }
                     refused += 1;
                     continue;
                 }

@@ -695,3 +695,28 @@ fn keys_are_compared_decoded() {
         &[r#""\u0061\u0001\"/""#, r#""a\u0001\"\/""#],
     );
 }
+
+#[test]
+fn intersections_of_numbers_and_strings() {
+    check(
+        json!({"allOf": [{"multipleOf": 2}, {"multipleOf": 3}], "type": "integer"}),
+        &[json!(0), json!(6), json!(-12)],
+        &[json!(4), json!(9)],
+    );
+    check(
+        json!({"allOf": [{"minimum": 1}, {"minimum": 3}, {"maximum": 10}, {"maximum": 5}], "type": "integer"}),
+        &[json!(3), json!(5)],
+        &[json!(2), json!(6)],
+    );
+    check(
+        json!({"allOf": [{"minLength": 2}, {"maxLength": 3}, {"type": "string"}]}),
+        &[json!("ab"), json!("abc")],
+        &[json!("a"), json!("abcd")],
+    );
+    check_error(
+        json!({"allOf": [{"pattern": "a"}, {"pattern": "b"}]}),
+        ErrorKind::Unsupported,
+        "pattern",
+        "/allOf/1/pattern",
+    );
+}
