@@ -11,7 +11,7 @@ use serde_json::Value;
 use sieve_ir::reference::Recognizer;
 use sieve_jsonschema::{compile, Options};
 
-const FILES: [&str; 15] = [
+pub(crate) const FILES: [&str; 15] = [
     "additionalProperties.json",
     "allOf.json",
     "anyOf.json",

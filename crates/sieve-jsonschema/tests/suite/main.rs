@@ -12,6 +12,7 @@ use sieve_ir::reference::Recognizer;
 use sieve_jsonschema::{compile, ErrorKind, Options, PropertyOrder, Whitespace};
 
 mod fixtures;
+mod samples;
 
 /// Compiles `schema` with `options` into a recogniser.
 fn recognizer_with(schema: &Value, options: &Options) -> Recognizer {
