@@ -569,7 +569,14 @@ impl<'a> Compiler<'a> {
                     .map(|j| join_pointer(&base, &j.to_string()))
                     .collect();
                 if keyword == "oneOf" && n > 1 {
-                    self.check_disjoint(&branch_ptrs, &elem.ptr)?;
+                    // The types the rest of the set allows: only they can overlap.
+                    let mut context = only;
+                    for other in flat {
+                        if let Some(t) = self.at(&other.ptr).get("type") {
+                            context &= parse_types(t, &other.ptr)?;
+                        }
+                    }
+                    self.check_disjoint(&branch_ptrs, &elem.ptr, context)?;
                 }
                 let mut alternatives = Vec::new();
                 for branch in branch_ptrs {
@@ -793,14 +800,19 @@ impl<'a> Compiler<'a> {
     }
 
     /// Refuses a `oneOf` unless its branches are provably pairwise disjoint.
-    fn check_disjoint(&mut self, branches: &[String], ptr: &str) -> Result<(), Error> {
+    fn check_disjoint(
+        &mut self,
+        branches: &[String],
+        ptr: &str,
+        context: Types,
+    ) -> Result<(), Error> {
         let mut summaries = Vec::with_capacity(branches.len());
         for branch in branches {
             summaries.push(self.summary(branch)?);
         }
         for i in 0..summaries.len() {
             for j in i + 1..summaries.len() {
-                if !summaries[i].disjoint(&summaries[j]) {
+                if !summaries[i].disjoint(&summaries[j], context) {
                     return self.refuse(
                         ptr,
                         "oneOf",
@@ -823,14 +835,20 @@ impl<'a> Compiler<'a> {
                 types: 0,
                 values: None,
                 tags: Vec::new(),
+                required: Vec::new(),
+                false_props: Vec::new(),
+                closed: Vec::new(),
             });
         };
         let mut summary = Summary {
             types: ALL,
             values: None,
             tags: Vec::new(),
+            required: Vec::new(),
+            false_props: Vec::new(),
+            closed: Vec::new(),
         };
-        let mut required: Vec<&str> = Vec::new();
+        let mut required: Vec<&'a str> = Vec::new();
         let mut consts: Vec<(&'a str, &'a Value)> = Vec::new();
         for elem in &flat {
             let map = self.at(&elem.ptr).as_object().expect("flattened");
@@ -855,8 +873,20 @@ impl<'a> Compiler<'a> {
             if let Some(Value::Array(names)) = map.get("required") {
                 required.extend(names.iter().filter_map(Value::as_str));
             }
+            let declared: Vec<&'a str> = match map.get("properties") {
+                Some(Value::Object(props)) => props.keys().map(String::as_str).collect(),
+                _ => Vec::new(),
+            };
+            if map.get("additionalProperties") == Some(&Value::Bool(false))
+                && !map.contains_key("patternProperties")
+            {
+                summary.closed.push(declared);
+            }
             if let Some(Value::Object(props)) = map.get("properties") {
                 for (name, schema) in props {
+                    if schema == &Value::Bool(false) {
+                        summary.false_props.push(name);
+                    }
                     if let Some(v) = schema.get("const") {
                         consts.push((name, v));
                     } else if let Some(Value::Array(items)) = schema.get("enum") {
@@ -872,6 +902,7 @@ impl<'a> Compiler<'a> {
                 summary.tags.push((name, value));
             }
         }
+        summary.required = required;
         if let Some(values) = &summary.values {
             summary.types &= values.iter().fold(0, |acc, v| acc | value_types(v));
         }
@@ -1185,17 +1216,38 @@ struct Summary<'a> {
     values: Option<Vec<&'a Value>>,
     /// Required properties with a fixed value.
     tags: Vec<(&'a str, &'a Value)>,
+    /// Required properties.
+    required: Vec<&'a str>,
+    /// Properties whose schema is `false`.
+    false_props: Vec<&'a str>,
+    /// Locations with `additionalProperties: false` and no `patternProperties`: their
+    /// declared names.
+    closed: Vec<Vec<&'a str>>,
 }
 
 impl Summary<'_> {
-    fn disjoint(&self, other: &Summary<'_>) -> bool {
-        if self.types & other.types == 0 {
+    /// Whether an object with property `name` fails this schema.
+    fn forbids(&self, name: &str) -> bool {
+        self.false_props.contains(&name) || self.closed.iter().any(|d| !d.contains(&name))
+    }
+}
+
+impl Summary<'_> {
+    /// Whether no instance of a type in `context` meets both.
+    fn disjoint(&self, other: &Summary<'_>, context: Types) -> bool {
+        let common = self.types & other.types & context;
+        if common == 0 {
             return true;
         }
         if let (Some(a), Some(b)) = (&self.values, &other.values) {
             if !a.iter().any(|x| b.iter().any(|y| json_eq(x, y))) {
                 return true;
             }
+        }
+        // Tags (required properties with a fixed value) only say something about objects:
+        // any other instance meets `required` and `properties` vacuously.
+        if common != OBJECT {
+            return false;
         }
         for (name, value) in &self.tags {
             for (other_name, other_value) in &other.tags {
@@ -1204,7 +1256,8 @@ impl Summary<'_> {
                 }
             }
         }
-        false
+        self.required.iter().any(|k| other.forbids(k))
+            || other.required.iter().any(|k| self.forbids(k))
     }
 }
 

@@ -721,3 +721,33 @@ fn intersections_of_numbers_and_strings() {
         "/allOf/1/pattern",
     );
 }
+
+#[test]
+fn one_of_disjointness_needs_the_type_context() {
+    // Without `type: object`, a string meets both branches (vacuously): refused.
+    let branches = json!([
+        {"properties": {"k": {"const": "a"}}, "required": ["k"]},
+        {"properties": {"k": {"const": "b"}}, "required": ["k"]}
+    ]);
+    check_error(
+        json!({"oneOf": branches}),
+        ErrorKind::Unsupported,
+        "oneOf",
+        "/oneOf",
+    );
+    check(
+        json!({"oneOf": branches, "type": "object"}),
+        &[json!({"k": "a"}), json!({"k": "b"})],
+        &[json!("x"), json!({"k": "c"})],
+    );
+    // Closed objects with different required properties are disjoint.
+    let closed = json!({"type": "object", "oneOf": [
+        {"properties": {"a": {"type": "integer"}}, "required": ["a"], "additionalProperties": false},
+        {"properties": {"b": {"type": "integer"}}, "required": ["b"], "additionalProperties": false}
+    ]});
+    check(
+        closed,
+        &[json!({"a": 1}), json!({"b": 2})],
+        &[json!({"a": 1, "b": 2}), json!({})],
+    );
+}
