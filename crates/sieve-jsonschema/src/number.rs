@@ -14,10 +14,13 @@
 //!   JSON Schema counts their values as integers. One spelling per value (plus `-0`), which is
 //!   also what keeps a model from wandering into `1.000000…`.
 //! - `number` without bounds or `multipleOf`: the full syntax, exponents included.
-//! - `number` with a bound or `multipleOf`: `-?(0|[1-9][0-9]*)(\.[0-9]+)?`, every such
-//!   spelling of every accepted value, but no exponent. (With bounds, a leading-zero
-//!   fraction times a large exponent, `0.000…01e100`, makes exponent spellings non-regular
-//!   in general; we drop them all rather than keep a partial set.)
+//! - `number` with a bound: every spelling `-?(0|[1-9][0-9]*)(\.[0-9]+)?` of every accepted
+//!   value, and the exponent spellings in scientific form, `-?[1-9](\.[0-9]+)?[eE]X` or
+//!   `-?0(\.0+)?[eE]X` with `X` any spelling of an exponent that fits ([`scientific`]).
+//!   Other exponent spellings (`12e3`, `0.05e1`) are not accepted: with bounds, a
+//!   leading-zero fraction times a large exponent (`0.000…01e100`) makes them non-regular in
+//!   general, so the class is left out whole.
+//! - `number` with `multipleOf`: `-?(0|[1-9][0-9]*)(\.[0-9]+)?`, no exponent at all.
 //! - `-0`, `-0.0`, … are zero, accepted wherever zero is.
 //!
 //! # How
@@ -37,6 +40,7 @@
 mod decimal;
 mod modulo;
 mod range;
+mod scientific;
 #[cfg(test)]
 mod tests;
 
@@ -206,7 +210,12 @@ fn side(
     div: Option<Divisor>,
 ) -> Result<Option<Expr>, Error> {
     match div {
-        None => Ok(range::nonneg(lo, hi, spec.integer)),
+        None if spec.integer => Ok(range::nonneg(lo, hi, true)),
+        None => Ok(Expr::choice(
+            range::nonneg(lo, hi, false)
+                .into_iter()
+                .chain(scientific::scientific(lo, hi)),
+        )),
         Some(Divisor { m: 1, s: 0 }) => {
             let ints = range::nonneg(lo, hi, true);
             if spec.integer {

@@ -180,9 +180,20 @@ fn documented_rejection(schema: &Schema, s: &[u8]) -> bool {
         || schema.max.is_some()
         || schema.xmax.is_some()
         || schema.mult.is_some();
-    let exponent = s.iter().any(|&b| b == b'e' || b == b'E');
+    let exponent = s.iter().position(|&b| b == b'e' || b == b'E');
     let fraction = s.contains(&b'.');
-    (schema.integer && (exponent || fraction)) || (bounded && exponent)
+    // Scientific form: the mantissa is `[1-9](\.[0-9]+)?` or `0(\.0+)?`.
+    let scientific = exponent.is_some_and(|e| {
+        let m = s[..e].strip_prefix(b"-").unwrap_or(&s[..e]);
+        let (int, frac) = match m.iter().position(|&b| b == b'.') {
+            Some(dot) => (&m[..dot], &m[dot + 1..]),
+            None => (m, &[][..]),
+        };
+        int.len() == 1 && (int[0] != b'0' || frac.iter().all(|&b| b == b'0'))
+    });
+    (schema.integer && (exponent.is_some() || fraction))
+        || (schema.mult.is_some() && exponent.is_some())
+        || (bounded && exponent.is_some() && !scientific)
 }
 
 /// Every string over `alphabet` of length 1 to `max_len`.
@@ -828,4 +839,68 @@ fn large_multiples_stay_bounded() {
         ],
         &[&format!("{tiny}1"), &format!("0.{}55", "0".repeat(30))],
     );
+}
+
+#[test]
+fn scientific_spellings_with_bounds() {
+    let s = schema(false, &[("minimum", "0"), ("maximum", "1")]);
+    check(
+        &s,
+        &[
+            "1e-5", "5E-0003", "1e0", "1.0e+0", "1E-0", "0e99", "-0.0e5", "9.99e-1", "1e-400",
+        ],
+        &[
+            "1.1e0", "2e0", "1e1", "-1e-5", "10e-1", "0.5e0", "1e", "1e+",
+        ],
+    );
+    let s = schema(
+        false,
+        &[("exclusiveMinimum", "-1e308"), ("maximum", "1e308")],
+    );
+    check(
+        &s,
+        &[
+            "1e308",
+            "1.0000e308",
+            "9.99e307",
+            "-9.9e307",
+            "-1.5e3",
+            "0E0",
+        ],
+        &["1.00001e308", "1.7e308", "-1e308", "-1.0e308", "2e308"],
+    );
+    let s = schema(false, &[("exclusiveMinimum", "0.00125")]);
+    check(
+        &s,
+        &["1.26e-3", "1.25000001e-3", "2e-3", "1e5", "1E+100"],
+        &["1.25e-3", "1.2e-3", "9.99e-4", "0e0", "-1e5"],
+    );
+    let cands = candidates(b"015-.eE+", 5);
+    let mut rng = Rng(0xe7);
+    let mut exponents = 0;
+    for _ in 0..16 {
+        let mut s = random_schema(&mut rng, None);
+        s.integer = false;
+        let Ok(r) = compile(&s) else { continue };
+        for c in &cands {
+            let got = r.accepts(c);
+            let want = oracle(&s, c);
+            if got {
+                assert_eq!(
+                    want,
+                    Some(true),
+                    "{s:?} accepts {}",
+                    String::from_utf8_lossy(c)
+                );
+                exponents += usize::from(c.iter().any(|&b| b == b'e' || b == b'E'));
+            } else if want == Some(true) {
+                assert!(
+                    documented_rejection(&s, c),
+                    "{s:?} rejects {}",
+                    String::from_utf8_lossy(c)
+                );
+            }
+        }
+    }
+    assert!(exponents > 1_000, "{exponents} exponent spellings accepted");
 }
