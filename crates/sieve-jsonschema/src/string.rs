@@ -83,9 +83,11 @@ pub(crate) fn string_schema_limited(
             ));
         }
     }
-    let state_budget = limits.fuel.clamp(1, 1 << 20);
+    // Past this many NFA states a pattern alone is translated structurally instead.
+    let state_budget = limits.fuel.clamp(1, 1 << 16);
     let mut nfas = Vec::new();
     let mut format_only = None;
+    let mut pattern_node = None;
     if let Some(text) = spec.pattern {
         if text.len() > MAX_PATTERN_LEN {
             return Err(err(
@@ -98,9 +100,18 @@ pub(crate) fn string_schema_limited(
             ));
         }
         let node = pattern::parse(text).map_err(|e| pattern_error(spec.pointer, "pattern", e))?;
-        let nfa = Nfa::new(&node.unanchored(), state_budget)
-            .map_err(|e| pattern_error(spec.pointer, "pattern", e))?;
-        nfas.push(nfa);
+        let alone = spec.format.is_none() && min == 0 && max.is_none();
+        match Nfa::new(&node.clone().unanchored(), state_budget) {
+            Ok(nfa) => {
+                nfas.push(nfa);
+                pattern_node = Some(node).filter(|_| alone);
+            }
+            Err(e) if e.kind == PatternErrorKind::Limit && alone => {
+                return pattern_structurally(builder, &node, escapes, limits, spec.pointer)
+                    .unwrap_or(Err(pattern_error(spec.pointer, "pattern", e)));
+            }
+            Err(e) => return Err(pattern_error(spec.pointer, "pattern", e)),
+        }
     }
     if let (Some("hostname"), None) = (spec.format, spec.pattern) {
         let quote = || Expr::bytes(*b"\"");
@@ -164,15 +175,22 @@ pub(crate) fn string_schema_limited(
     let dfa = match format_only {
         Some(dfa) => dfa,
         None => Arc::new(
-            Dfa::build(&nfas, MAX_DFA_STATES)
-                .map_err(|e| pattern_error(spec.pointer, blame, e))?
-                .ok_or_else(|| {
-                    err(
-                        ErrorKind::Unsatisfiable,
-                        blame,
-                        "no string matches the pattern and the format together".to_owned(),
-                    )
-                })?,
+            match Dfa::build(&nfas, MAX_DFA_STATES) {
+                Err(e) if e.kind == PatternErrorKind::Limit && pattern_node.is_some() => {
+                    let node = pattern_node.as_ref().expect("checked");
+                    return pattern_structurally(builder, node, escapes, limits, spec.pointer)
+                        .unwrap_or(Err(pattern_error(spec.pointer, blame, e)));
+                }
+                other => other,
+            }
+            .map_err(|e| pattern_error(spec.pointer, blame, e))?
+            .ok_or_else(|| {
+                err(
+                    ErrorKind::Unsatisfiable,
+                    blame,
+                    "no string matches the pattern and the format together".to_owned(),
+                )
+            })?,
         ),
     };
     let body = Emitter {
@@ -269,6 +287,177 @@ pub(crate) fn string_literal_limited(
 
 fn limit_error(e: sieve_ir::IrError) -> EmitError {
     EmitError::Limit(e.to_string())
+}
+
+/// A pattern alone, translated node by node (the fallback when its automaton is over the
+/// limits, as for `(a|b)*a.{20}` or `a{1000}{1000}`): `[^]*` on each side a top-level
+/// alternative is not anchored on. `None` when an anchor stands anywhere but at the ends of a
+/// top-level alternative (only the automaton handles those).
+fn pattern_structurally(
+    builder: &mut GrammarBuilder,
+    node: &pattern::Node,
+    escapes: Escapes,
+    limits: &Limits,
+    pointer: &str,
+) -> Option<Result<Expr, Error>> {
+    use pattern::Node;
+    let alternatives: &[Node] = match node {
+        Node::Alt(alternatives) => alternatives,
+        other => std::slice::from_ref(other),
+    };
+    let mut pieces = Vec::new();
+    for alternative in alternatives {
+        let mut items: &[Node] = match alternative {
+            Node::Concat(items) => items,
+            other => std::slice::from_ref(other),
+        };
+        let mut anchored_start = false;
+        while let [Node::Start, rest @ ..] = items {
+            anchored_start = true;
+            items = rest;
+        }
+        let mut anchored_end = false;
+        while let [rest @ .., Node::End] = items {
+            anchored_end = true;
+            items = rest;
+        }
+        if items.iter().any(has_anchor) {
+            return None;
+        }
+        pieces.push((anchored_start, items, anchored_end));
+    }
+    let mut translator = Translator {
+        builder,
+        escapes,
+        spelled: HashMap::new(),
+        size: 0,
+        fuel: limits.fuel,
+    };
+    let result = (|| {
+        let mut out = Vec::new();
+        for (anchored_start, items, anchored_end) in pieces {
+            let mut seq = Vec::new();
+            if !anchored_start {
+                seq.push(Expr::star(any_char(escapes)));
+            }
+            let mut empty = false;
+            for item in items {
+                match translator.translate(item)? {
+                    Some(expr) => seq.push(expr),
+                    None => empty = true,
+                }
+            }
+            if !anchored_end {
+                seq.push(Expr::star(any_char(escapes)));
+            }
+            if !empty {
+                out.push(Expr::seq(seq));
+            }
+        }
+        Ok(Expr::choice(out))
+    })();
+    Some(match result {
+        Ok(Some(body)) => Ok(Expr::seq([Expr::bytes(*b"\""), body, Expr::bytes(*b"\"")])),
+        Ok(None) => Err(Error::new(
+            ErrorKind::Unsatisfiable,
+            pointer,
+            "pattern",
+            "no string matches the pattern",
+        )),
+        Err(EmitError::Limit(message)) => {
+            Err(Error::new(ErrorKind::Limit, pointer, "pattern", message))
+        }
+        Err(EmitError::Empty) => Err(Error::new(
+            ErrorKind::Unsatisfiable,
+            pointer,
+            "pattern",
+            "no string matches the pattern",
+        )),
+    })
+}
+
+fn has_anchor(node: &pattern::Node) -> bool {
+    use pattern::Node;
+    // Iterative: patterns nest at most NEST_LIMIT deep, but stay safe regardless.
+    let mut stack = vec![node];
+    while let Some(node) = stack.pop() {
+        match node {
+            Node::Start | Node::End => return true,
+            Node::Concat(items) | Node::Alt(items) => stack.extend(items),
+            Node::Repeat { item, .. } => stack.push(item),
+            Node::Empty | Node::Class(_) => {}
+        }
+    }
+    false
+}
+
+/// Node-by-node translation of an anchor-free pattern (see [`pattern_structurally`]).
+struct Translator<'a> {
+    builder: &'a mut GrammarBuilder,
+    escapes: Escapes,
+    spelled: HashMap<Ranges, Expr>,
+    size: usize,
+    fuel: usize,
+}
+
+impl Translator<'_> {
+    /// The expression of `node`; `None` for the empty language. Recursion is bounded by the
+    /// parser's nest limit.
+    fn translate(&mut self, node: &pattern::Node) -> Result<Option<Expr>, EmitError> {
+        use pattern::Node;
+        self.size += 1;
+        if self.size > self.fuel {
+            return Err(EmitError::Limit(format!(
+                "the pattern's grammar is over the fuel limit of {}",
+                self.fuel
+            )));
+        }
+        Ok(match node {
+            Node::Empty | Node::Start | Node::End => Some(Expr::empty()),
+            Node::Class(ranges) => {
+                if let Some(expr) = self.spelled.get(ranges) {
+                    return Ok(Some(expr.clone()));
+                }
+                let Some(expr) = spell(ranges, self.escapes) else {
+                    return Ok(None);
+                };
+                self.size += expr.size();
+                let expr = if expr.size() > 8 {
+                    let id = self.builder.fresh("string_chars").map_err(limit_error)?;
+                    self.builder.define(id, expr);
+                    Expr::rule(id)
+                } else {
+                    expr
+                };
+                self.spelled.insert(ranges.clone(), expr.clone());
+                Some(expr)
+            }
+            Node::Concat(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    match self.translate(item)? {
+                        Some(expr) => out.push(expr),
+                        None => return Ok(None),
+                    }
+                }
+                Some(Expr::seq(out))
+            }
+            Node::Alt(alternatives) => {
+                let mut out = Vec::with_capacity(alternatives.len());
+                for alt in alternatives {
+                    out.extend(self.translate(alt)?);
+                }
+                Expr::choice(out)
+            }
+            Node::Repeat { item, min, max } => match self.translate(item)? {
+                Some(expr) => {
+                    Some(Expr::repeat(expr, *min, *max).expect("the parser checked the bounds"))
+                }
+                None if *min == 0 => Some(Expr::empty()),
+                None => None,
+            },
+        })
+    }
 }
 
 /// The DFA of a format's pattern, built once per process: formats are fixed, and their
@@ -1071,7 +1260,25 @@ mod tests {
             (ErrorKind::Unsupported, "/p/pattern")
         );
         assert_eq!(err("[", 0, None).kind, ErrorKind::Invalid);
-        assert_eq!(err("^(a|b)*a.{12}$", 0, None).kind, ErrorKind::Limit);
+        assert_eq!(err("(a|b)*a.{12}(x|^)", 0, None).kind, ErrorKind::Limit);
+        assert_eq!(err("(a|b)*a.{12}$", 1, None).kind, ErrorKind::Limit);
+    }
+
+    #[test]
+    fn large_automata_fall_back_to_the_pattern_structure() {
+        check_pattern("(a|b)*a.{12}$", "(a|b)*a.{12}$", 0, None, &['a', 'b', 'c']);
+        check_pattern(
+            "^(a|b)*a.{12}|^c$",
+            "^(a|b)*a.{12}|^c$",
+            0,
+            None,
+            &['a', 'b', 'c'],
+        );
+        let spec = StringSpec {
+            pattern: Some("^(((a{100}){100}){100})$"),
+            ..StringSpec::default()
+        };
+        assert!(string_schema(&mut GrammarBuilder::new(), &spec, Escapes::Any).is_ok());
     }
 
     #[test]

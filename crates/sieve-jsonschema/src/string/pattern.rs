@@ -1,18 +1,23 @@
 //! ECMA-262 regular expressions over *decoded* strings, and the character automata built from
 //! them.
 //!
-//! Pipeline: pattern text → [`Node`] (this module's parser, ECMA-262 syntax with the `u` flag's
-//! strictness, no other flags) → Thompson NFA over code-point classes → subset construction
-//! over the intervals every class agrees on → Moore minimisation → trimmed [`Dfa`].
+//! Pipeline: pattern text → [`Node`] (this module's parser: ECMA-262 syntax read with the `u`
+//! flag — code points, `\u{…}`, `\p{…}` — and no other flag) → Thompson NFA over code-point
+//! classes → subset construction over the intervals every class agrees on → Moore
+//! minimisation → trimmed [`Dfa`].
 //!
 //! Invariants:
 //! - the alphabet is the Unicode scalar values (U+0000–U+10FFFF less the surrogates): a JSON
 //!   string's decoded value never holds a lone surrogate, so every class here excludes them;
 //! - translation is exact or refused: `\d`, `\w`, `\s` and `.` are the ECMA sets (ASCII digits,
 //!   ASCII word characters, ECMA white space and line terminators, everything but a line
-//!   terminator); look-around, back-references, word boundaries and legacy (Annex B) syntax
-//!   are refused with [`PatternErrorKind::Unsupported`], malformed patterns with
-//!   [`PatternErrorKind::Invalid`];
+//!   terminator); look-around, back-references, word boundaries and legacy octal escapes are
+//!   refused with [`PatternErrorKind::Unsupported`], malformed patterns with
+//!   [`PatternErrorKind::Invalid`]. Two pieces of Annex B syntax whose meaning is not in doubt
+//!   are read as the character itself: identity escapes of punctuation (`\-`, `\@`) and a
+//!   lone `{`, `}` or `]`;
+//! - `\p{…}` uses regex-syntax's Unicode tables (General_Category, Script, Script_Extensions,
+//!   binary properties), whose Unicode version may differ from a given ECMA engine's;
 //! - `^` and `$` are input assertions (no `m` flag); [`Dfa::build`] treats them exactly, wherever
 //!   they stand (`a^b` matches nothing);
 //! - nothing recurses deeper than [`NEST_LIMIT`] groups and classes, and the NFA and DFA sizes
@@ -388,10 +393,16 @@ impl Parser {
             '[' => (Node::Class(self.class()?), true),
             '\\' => self.escape_atom()?,
             '*' | '+' | '?' => return Err(invalid(format!("nothing to repeat before `{c}`"))),
-            '{' | '}' | ']' => {
-                return Err(invalid(format!(
-                    "lone `{c}`: escape it as `\\{c}` (ECMA-262 `u` mode)"
-                )))
+            // A `{` that starts a quantifier has nothing to repeat; any other lone `{`, `}`
+            // or `]` is the character itself (Annex B, as most validators read patterns).
+            '{' if {
+                self.pos -= 1;
+                let quantifier = self.braces().is_some();
+                self.pos += 1;
+                quantifier
+            } =>
+            {
+                return Err(invalid("nothing to repeat before `{`"))
             }
             c => (Node::Class(single(c as u32)), true),
         })
@@ -550,11 +561,10 @@ impl Parser {
                     "back-references and legacy octal escapes are not supported",
                 ))
             }
-            c => {
-                return Err(invalid(format!(
-                    "`\\{c}` is not an ECMA-262 escape (`u` mode)"
-                )))
-            }
+            // Annex B identity escapes of punctuation (`\-`, `\:`, `\@`, …) mean the
+            // character: unambiguous, and common in schemas written for non-`u` engines.
+            c if !c.is_alphanumeric() && c != '_' => ClassAtom::Char(c as u32),
+            c => return Err(invalid(format!("`\\{c}` is not an ECMA-262 escape"))),
         })
     }
 
@@ -749,8 +759,9 @@ impl Nfa {
     pub(crate) fn is_match(&self, value: &str) -> bool {
         let chars: Vec<u32> = value.chars().map(u32::from).collect();
         let mut core = vec![self.start];
+        let mut seen = Vec::new();
         for i in 0..=chars.len() {
-            let closure = self.closure(&core, i == 0, i == chars.len());
+            let closure = self.closure(&core, i == 0, i == chars.len(), &mut seen);
             let Some(&c) = chars.get(i) else {
                 return closure
                     .iter()
@@ -778,8 +789,15 @@ impl Nfa {
 
     /// The ε-closure of `core` (sorted state list), following `^` only `at_start` and `$`
     /// only `at_end`.
-    fn closure(&self, core: &[usize], at_start: bool, at_end: bool) -> Vec<usize> {
-        let mut seen = vec![false; self.states.len()];
+    /// `seen` is scratch space, all `false` (or empty) on entry and on exit.
+    fn closure(
+        &self,
+        core: &[usize],
+        at_start: bool,
+        at_end: bool,
+        seen: &mut Vec<bool>,
+    ) -> Vec<usize> {
+        seen.resize(self.states.len(), false);
         let mut stack: Vec<usize> = core.to_vec();
         let mut out = Vec::new();
         while let Some(s) = stack.pop() {
@@ -793,6 +811,9 @@ impl Nfa {
                 NState::End(next) if at_end => stack.push(*next),
                 _ => {}
             }
+        }
+        for &s in &out {
+            seen[s] = false;
         }
         out
     }
@@ -872,17 +893,23 @@ impl Dfa {
         ids.insert(start_key.clone(), 0);
         keys.push(start_key);
         let mut next_state = 0;
+        let mut scratch: Vec<Vec<bool>> = vec![Vec::new(); nfas.len()];
         while next_state < keys.len() {
             let (at_start, cores) = keys[next_state].clone();
-            let is_accept = nfas.iter().zip(&cores).all(|(nfa, core)| {
-                nfa.closure(core, at_start, true)
-                    .iter()
-                    .any(|&s| matches!(nfa.states[s], NState::Match))
-            });
+            let is_accept = nfas
+                .iter()
+                .zip(&cores)
+                .zip(&mut scratch)
+                .all(|((nfa, core), seen)| {
+                    nfa.closure(core, at_start, true, seen)
+                        .iter()
+                        .any(|&s| matches!(nfa.states[s], NState::Match))
+                });
             let closures: Vec<Vec<usize>> = nfas
                 .iter()
                 .zip(&cores)
-                .map(|(nfa, core)| nfa.closure(core, at_start, false))
+                .zip(&mut scratch)
+                .map(|((nfa, core), seen)| nfa.closure(core, at_start, false, seen))
                 .collect();
             let mut row = vec![u32::MAX; n_intervals];
             for (i, slot) in row.iter_mut().enumerate() {
@@ -1130,6 +1157,8 @@ mod tests {
             ("(", PatternErrorKind::Invalid),
             ("a)", PatternErrorKind::Invalid),
             ("a**", PatternErrorKind::Invalid),
+            ("{2}", PatternErrorKind::Invalid),
+            ("\\_", PatternErrorKind::Invalid),
             ("^*", PatternErrorKind::Invalid),
             ("[b-a]", PatternErrorKind::Invalid),
             ("a{99999}", PatternErrorKind::Limit),
@@ -1156,7 +1185,10 @@ mod tests {
         assert!(!run(&d, "a1"));
         let d = dfa("^\\uD83D\\uDE00$").unwrap();
         assert!(run(&d, "\u{1f600}"));
-        assert!(parse("^x{2,3}}?$").is_err());
+        let d = dfa("^x{2,3}}?\\-\\:{,1}]$").unwrap();
+        assert!(run(&d, "xx}-:{,1}]"));
+        assert!(run(&d, "xxx-:{,1}]"));
+        assert!(!run(&d, "x}-:{,1}]"));
         assert!(run(&dfa("^x{2,3}$").unwrap(), "xxx"));
     }
 }
