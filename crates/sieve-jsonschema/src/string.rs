@@ -499,12 +499,13 @@ enum EmitError {
     Limit(String),
 }
 
-/// Where a product transition goes: a product state, or the universal DFA state having read
-/// `k` characters (inlined as a counted repetition of any character).
+/// Where a product transition goes: a product state, or a loop state `q` (accepting, its
+/// only transition a self-loop on a class `C`, so its language is `C*`) having read `k`
+/// characters, inlined as a counted repetition of `C`.
 #[derive(Clone, Copy)]
 enum Target {
     Node(usize),
-    Universal(u64),
+    Loop(usize, u64),
 }
 
 /// Turns a DFA, in product with a character counter for `minLength`/`maxLength`, into
@@ -523,6 +524,27 @@ struct Emitter<'a> {
 }
 
 impl Emitter<'_> {
+    /// Whether `q` is a loop state (see [`Target::Loop`]).
+    fn is_loop(&self, q: usize) -> bool {
+        let state = &self.dfa.states[q];
+        state.accept && matches!(state.transitions.as_slice(), [(t, _)] if *t == q)
+    }
+
+    /// The rest of the string from loop state `q` after `k` characters: `C{min-k, max-k}`.
+    fn tail(&mut self, q: usize, k: u64) -> Result<Expr, EmitError> {
+        let item = if Some(q) == self.dfa.universal {
+            any_char(self.escapes)
+        } else {
+            let class = self.dfa.states[q].transitions[0].1.clone();
+            self.spell_shared(&class)?
+        };
+        Ok(counted(
+            item,
+            self.min.saturating_sub(k),
+            self.max.map(|m| m - k),
+        ))
+    }
+
     fn next_count(&self, k: u64) -> Option<u64> {
         match self.max {
             Some(max) => (k < max).then_some(k + 1),
@@ -532,8 +554,8 @@ impl Emitter<'_> {
 
     fn emit(mut self) -> Result<Expr, EmitError> {
         let dfa = self.dfa;
-        if Some(dfa.start) == dfa.universal {
-            return Ok(counted(any_char(self.escapes), self.min, self.max));
+        if self.is_loop(dfa.start) {
+            return self.tail(dfa.start, 0);
         }
         let max_nodes = self
             .limits
@@ -550,8 +572,8 @@ impl Emitter<'_> {
             let mut out = Vec::new();
             if let Some(k2) = self.next_count(k) {
                 for (t_index, &(t, _)) in dfa.states[q].transitions.iter().enumerate() {
-                    if Some(t) == dfa.universal {
-                        out.push((t_index, Target::Universal(k2)));
+                    if self.is_loop(t) {
+                        out.push((t_index, Target::Loop(t, k2)));
                         continue;
                     }
                     let id = match index.get(&(t, k2)) {
@@ -581,7 +603,7 @@ impl Emitter<'_> {
             .iter()
             .zip(&edges)
             .map(|(&node, out)| {
-                accepts(node) || out.iter().any(|(_, t)| matches!(t, Target::Universal(_)))
+                accepts(node) || out.iter().any(|(_, t)| matches!(t, Target::Loop(..)))
             })
             .collect();
         let mut reverse: Vec<Vec<usize>> = vec![Vec::new(); nodes.len()];
@@ -633,11 +655,7 @@ impl Emitter<'_> {
                         Some(rule) => Expr::rule(rule),
                         None => continue,
                     },
-                    Target::Universal(k) => counted(
-                        any_char(self.escapes),
-                        self.min.saturating_sub(k),
-                        self.max.map(|m| m - k),
-                    ),
+                    Target::Loop(t, k) => self.tail(t, k)?,
                 };
                 let chars = self.spell_shared(&dfa.states[q].transitions[t_index].1)?;
                 alternatives.push(Expr::seq([chars, rest]));
@@ -1262,6 +1280,20 @@ mod tests {
         assert_eq!(err("[", 0, None).kind, ErrorKind::Invalid);
         assert_eq!(err("(a|b)*a.{12}(x|^)", 0, None).kind, ErrorKind::Limit);
         assert_eq!(err("(a|b)*a.{12}$", 1, None).kind, ErrorKind::Limit);
+    }
+
+    #[test]
+    fn loops_become_counted_repetitions() {
+        let mut builder = GrammarBuilder::new();
+        let spec = StringSpec {
+            pattern: Some("^[a-z_]+$"),
+            max_length: Some(1000),
+            ..StringSpec::default()
+        };
+        string_schema(&mut builder, &spec, Escapes::Any).unwrap();
+        assert!(builder.len() <= 3, "{} rules", builder.len());
+        check_pattern("^[a-c]*$", "^[a-c]*$", 2, Some(5), &['a', 'b', 'c', 'd']);
+        check_pattern("^x[a-c]+$", "^x[a-c]+$", 3, None, &['a', 'b', 'x', 'd']);
     }
 
     #[test]
