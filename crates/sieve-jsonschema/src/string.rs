@@ -4,7 +4,29 @@
 //! RFC 8259 syntax (no raw `"`, `\` or U+0000–U+001F; escapes per [`Escapes`]; under
 //! [`Escapes::Any`] a `\uD800`–`\uDBFF` escape is always followed by a `\uDC00`–`\uDFFF` one and
 //! a low surrogate never stands alone). Lengths count Unicode scalar values, so a surrogate
-//! pair or a multi-byte UTF-8 sequence is one character.
+//! pair or a multi-byte UTF-8 sequence is one character. Constraints apply to the *decoded*
+//! value, so every character the constraints allow is accepted in every spelling `Escapes`
+//! allows, and no other.
+//!
+//! # How a string schema is built
+//!
+//! 1. `pattern` (ECMA-262, unanchored: `[^]*` added on each side) and `format` (an anchored
+//!    pattern from the `format` submodule) become NFAs over code points (`pattern` submodule),
+//!    intersected by one subset construction into a minimal DFA over scalar values. Format
+//!    DFAs are built once per process.
+//! 2. The DFA, in product with a character counter for `minLength`/`maxLength` (the count
+//!    saturating at `minLength` when there is no `maxLength`), becomes right-linear rules, one
+//!    per live `(state, count)`; a state whose language is `C*` becomes `C{a,b}` inline.
+//! 3. Each transition's code-point set is spelled by [`spell`]: raw UTF-8 (regex-syntax's
+//!    `Utf8Sequences`), short escapes, and `\uXXXX` with the code-point ranges mapped to
+//!    hex-digit ranges (surrogate pairs for the supplementary planes).
+//!
+//! Shortcuts: no pattern or format is `any_char{min,max}`; `hostname` alone has its own
+//! per-length grammar (`format::hostname`); a pattern alone whose automaton is over the limits
+//! is translated node by node, counted repetitions kept (`pattern_structurally`).
+//! Sizes are bounded: pattern length ([`MAX_PATTERN_LEN`]), NFA and DFA states, product rules
+//! (`Limits::max_rules`) and expression size (`Limits::fuel`); past them, an
+//! [`ErrorKind::Limit`] naming the keyword.
 
 mod format;
 mod pattern;
