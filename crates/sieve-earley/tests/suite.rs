@@ -418,13 +418,18 @@ fn counted_repetition_of_a_group_and_unbounded() {
 
 #[test]
 fn leo_keeps_right_recursion_sets_bounded() {
-    let grammar = gbnf(r#"root ::= "a" root | "a""#);
+    // Mutual right recursion: a direct `root ::= "a" root | "a"` would become a loop in
+    // normalisation (`tail-loops`) and never reach Leo.
+    let grammar = gbnf(
+        r#"root ::= "a" next | "a"
+next ::= "a" root"#,
+    );
     let mut p = parser_for(&grammar);
     let n = 20_000;
     for _ in 0..n {
         assert!(p.push_byte(b'a').unwrap());
     }
-    assert!(p.can_finish());
+    assert_eq!(p.can_finish(), n % 2 == 1);
     let stats = p.stats();
     assert!(stats.max_set_work <= 8, "{stats:?}");
     assert!(stats.stored_items <= 8 * (n + 1), "{stats:?}");
@@ -443,7 +448,7 @@ fn leo_keeps_right_recursion_sets_bounded() {
     for _ in 0..1000 {
         assert!(q.push_byte(b'a').unwrap());
     }
-    assert!(q.stats().top_set_work > 900, "{:?}", q.stats());
+    assert!(q.stats().max_set_work > 900, "{:?}", q.stats());
 }
 
 #[test]

@@ -14,8 +14,10 @@
 //! 7. `dedupe-alternatives` — a choice lists each alternative once.
 //! 8. `repetition` — `{m,n}` expanded up to a threshold `T`, compressed past it (XGrammar 2
 //!    Algorithm 3) into counted-repetition rules.
-//! 9. `inline-terminals` — small rules that refer to no other rule are substituted where they
-//!    are used, so lexical structure (a string's characters) lives in one automaton.
+//! 9. `tail-loops` — a rule whose only self-references end alternatives becomes a loop
+//!    (`R ::= α | β R` is `β* α`).
+//! 10. `inline-terminals` — small rules that refer to no other rule are substituted where they
+//!     are used, so lexical structure (a string's characters) lives in one automaton.
 //!
 //! What holds after each pass is stated in its module and checked by [`check_stage`], which
 //! [`normalize`] runs after every pass in debug builds (with the IR verifier); tests run it
@@ -159,6 +161,11 @@ pub const PASSES: &[Pass] = &[
         name: "repetition",
         establishes: Stage::Final,
         run: passes::repetition::expand_repetitions,
+    },
+    Pass {
+        name: "tail-loops",
+        establishes: Stage::Final,
+        run: |g, _| passes::tail_loops::tail_loops(g),
     },
     Pass {
         name: "inline-terminals",

@@ -30,17 +30,18 @@ pub fn inline_terminals(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
     let mut inlinable = vec![false; count];
     loop {
         let mut changed = false;
-        for id in 0..count {
-            let Some(body) = &draft.bodies[id] else {
+        let root = draft.root.index();
+        for (id, (inline, body)) in inlinable.iter_mut().zip(&draft.bodies).enumerate() {
+            let Some(body) = body else {
                 continue;
             };
-            if !inlinable[id]
-                && id != draft.root.index()
+            if !*inline
+                && id != root
                 && !is_counted_rule(body)
                 && body.size() <= MAX_INLINED_SIZE
                 && !refers_to_any_rule(body)
             {
-                inlinable[id] = true;
+                *inline = true;
                 changed = true;
             }
         }

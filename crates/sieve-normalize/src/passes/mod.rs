@@ -7,5 +7,6 @@ pub mod merge_identical;
 pub mod merge_literals;
 pub mod nullable;
 pub mod repetition;
+pub mod tail_loops;
 pub mod unit_rules;
 pub mod useless;
