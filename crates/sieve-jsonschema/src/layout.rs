@@ -17,7 +17,7 @@
 //!   accepted-invalid one.
 //!
 //! Invariant of [`string_except`]: its language is JSON strings whose *decoded* value is not
-//! in the excluded set, whatever escapes spell them.
+//! in the excluded set; every spelling [`Escapes`] allows is accepted.
 
 use serde_json::Value;
 use sieve_ir::{ByteClass, Expr};
@@ -187,11 +187,9 @@ pub(crate) fn canonical_char(c: char) -> Vec<u8> {
 
 /// A whole JSON string (quotes included) whose decoded value is none of `names`.
 ///
-/// A trie of the names is walked character by character; while the key read so far is a
-/// prefix of some name, characters are spelled canonically (so the decoded character is
-/// known from the bytes); once it leaves the trie any spelling `escapes` allows follows.
-/// Under [`Escapes::Any`] this rejects keys that spell a character of such a prefix with an
-/// unneeded escape (a rejected-valid gap, documented on the crate).
+/// A trie of the names is walked character by character, each character in every spelling
+/// `escapes` allows; a character that leaves the trie leads to any further characters, and
+/// the closing quote is allowed except at the end of a name.
 /// `share` turns an expression used in many places into a reference to one rule.
 pub(crate) fn string_except(
     names: &[&str],
@@ -234,12 +232,16 @@ pub(crate) fn string_except(
         used.sort_unstable();
         for &(c, next) in &children[node] {
             let rest = exprs[next].take().expect("children come later");
-            alternatives.push(Expr::seq([Expr::bytes(canonical_char(c)), rest]));
+            alternatives.push(Expr::seq([char_spellings(c, escapes), rest]));
         }
         let other = match others.get(&used) {
             Some(other) => other.clone(),
             None => {
-                let other = match canonical_char_except(&used) {
+                let mut chars: Vec<Expr> = canonical_char_except(&used).into_iter().collect();
+                if escapes == Escapes::Any {
+                    chars.extend(escaped_except(&used));
+                }
+                let other = match Expr::choice(chars) {
                     Some(other) => Some(share(Expr::seq([other, free.clone()]))?),
                     None => None,
                 };
@@ -256,6 +258,157 @@ pub(crate) fn string_except(
             .take()
             .expect("the root always has other characters"),
     ]))
+}
+
+/// Every spelling of `c` under `escapes`: canonical, and under [`Escapes::Any`] also `\/`
+/// for `/` and `\uXXXX` in either case (a surrogate pair outside the BMP).
+fn char_spellings(c: char, escapes: Escapes) -> Expr {
+    let canonical = Expr::bytes(canonical_char(c));
+    if escapes == Escapes::Canonical {
+        return canonical;
+    }
+    let mut alternatives = vec![canonical];
+    if c == '/' {
+        alternatives.push(Expr::bytes(*b"\\/"));
+    }
+    let mut units = [0u16; 2];
+    let mut escape = Vec::new();
+    for unit in c.encode_utf16(&mut units).iter() {
+        escape.push(Expr::bytes(*b"\\u"));
+        for seq in hex_sequences(u32::from(*unit), u32::from(*unit), 4) {
+            escape.extend(seq.into_iter().map(hex_digits));
+        }
+    }
+    alternatives.push(Expr::seq(escape));
+    Expr::choice(alternatives).expect("at least two spellings")
+}
+
+/// The escape spellings of the characters other than `used` that [`canonical_char_except`]
+/// does not cover: `\/`, and `\uXXXX` (either case) or surrogate pairs.
+fn escaped_except(used: &[char]) -> Option<Expr> {
+    let mut alternatives = Vec::new();
+    if !used.contains(&'/') {
+        alternatives.push(Expr::bytes(*b"\\/"));
+    }
+    let u = || Expr::bytes(*b"\\u");
+    let hex = |lo: u32, hi: u32| {
+        hex_sequences(lo, hi, 4)
+            .into_iter()
+            .map(|seq| Expr::seq(seq.into_iter().map(hex_digits)))
+            .collect::<Vec<_>>()
+    };
+    // BMP characters, surrogates excluded.
+    let mut excluded: Vec<u32> = used
+        .iter()
+        .map(|&c| c as u32)
+        .filter(|&c| c <= 0xffff)
+        .collect();
+    excluded.extend(0xd800..=0xdfff);
+    let mut bmp = Vec::new();
+    for (lo, hi) in complement(&mut excluded, 0, 0xffff) {
+        bmp.extend(hex(lo, hi));
+    }
+    if let Some(bmp) = Expr::choice(bmp) {
+        alternatives.push(Expr::seq([u(), bmp]));
+    }
+    // Surrogate pairs, grouped by their high half.
+    let mut pairs: Vec<(u32, u32)> = used
+        .iter()
+        .filter(|&&c| c as u32 > 0xffff)
+        .map(|&c| {
+            let v = c as u32 - 0x10000;
+            (0xd800 + (v >> 10), 0xdc00 + (v & 0x3ff))
+        })
+        .collect();
+    pairs.sort_unstable();
+    let mut highs: Vec<u32> = pairs.iter().map(|p| p.0).collect();
+    highs.dedup();
+    let any_low = Expr::choice(hex(0xdc00, 0xdfff)).expect("not empty");
+    for (lo, hi) in complement(&mut highs.clone(), 0xd800, 0xdbff) {
+        for high in hex(lo, hi) {
+            alternatives.push(Expr::seq([u(), high, u(), any_low.clone()]));
+        }
+    }
+    for high in highs {
+        let mut lows: Vec<u32> = pairs.iter().filter(|p| p.0 == high).map(|p| p.1).collect();
+        let mut allowed = Vec::new();
+        for (lo, hi) in complement(&mut lows, 0xdc00, 0xdfff) {
+            allowed.extend(hex(lo, hi));
+        }
+        if let Some(allowed) = Expr::choice(allowed) {
+            let high = Expr::choice(hex(high, high)).expect("one value");
+            alternatives.push(Expr::seq([u(), high, u(), allowed]));
+        }
+    }
+    Expr::choice(alternatives)
+}
+
+/// The ranges of `lo..=hi` not in `excluded` (sorted and deduplicated here).
+fn complement(excluded: &mut Vec<u32>, lo: u32, hi: u32) -> Vec<(u32, u32)> {
+    excluded.sort_unstable();
+    excluded.dedup();
+    let mut out = Vec::new();
+    let mut next = lo;
+    for &x in excluded.iter().filter(|&&x| lo <= x && x <= hi) {
+        if x > next {
+            out.push((next, x - 1));
+        }
+        next = x + 1;
+    }
+    if next <= hi {
+        out.push((next, hi));
+    }
+    out
+}
+
+/// The `width`-digit hexadecimal numerals of `lo..=hi`, as sequences of digit-value ranges.
+fn hex_sequences(lo: u32, hi: u32, width: u32) -> Vec<Vec<(u8, u8)>> {
+    if width == 1 {
+        return vec![vec![(lo as u8, hi as u8)]];
+    }
+    let unit = 16u32.pow(width - 1);
+    let (lt, lr) = (lo / unit, lo % unit);
+    let (ht, hr) = (hi / unit, hi % unit);
+    let prefixed = |digit: u32, rest: Vec<Vec<(u8, u8)>>| {
+        rest.into_iter()
+            .map(|mut seq| {
+                seq.insert(0, (digit as u8, digit as u8));
+                seq
+            })
+            .collect::<Vec<_>>()
+    };
+    if lt == ht {
+        return prefixed(lt, hex_sequences(lr, hr, width - 1));
+    }
+    let mut out = Vec::new();
+    let (mut mid_lo, mut mid_hi) = (lt, ht);
+    if lr != 0 {
+        out.extend(prefixed(lt, hex_sequences(lr, unit - 1, width - 1)));
+        mid_lo += 1;
+    }
+    let mut tail = Vec::new();
+    if hr != unit - 1 {
+        tail = prefixed(ht, hex_sequences(0, hr, width - 1));
+        mid_hi -= 1;
+    }
+    if mid_lo <= mid_hi {
+        let mut seq = vec![(mid_lo as u8, mid_hi as u8)];
+        seq.extend(std::iter::repeat_n((0u8, 15u8), (width - 1) as usize));
+        out.push(seq);
+    }
+    out.extend(tail);
+    out
+}
+
+/// The hex digits with values `lo..=hi`, in either case.
+fn hex_digits((lo, hi): (u8, u8)) -> Expr {
+    let mut class = ByteClass::default();
+    for v in lo..=hi {
+        let lower = b"0123456789abcdef"[v as usize];
+        class.insert(lower);
+        class.insert(lower.to_ascii_uppercase());
+    }
+    Expr::class(class).expect("at least one digit")
 }
 
 /// One character other than `used`, spelled canonically.
@@ -354,6 +507,35 @@ pub(crate) fn utf8_sequences(lo: u32, hi: u32) -> Vec<Vec<(u8, u8)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_sequences_cover_exactly() {
+        for (lo, hi) in [
+            (0, 0xffff),
+            (0x12, 0x34),
+            (0xd7ff, 0xe000),
+            (0x0fff, 0x1000),
+            (0x5, 0x5),
+        ] {
+            let seqs = hex_sequences(lo, hi, 4);
+            for v in 0u32..=0xffff {
+                let digits = [v >> 12, (v >> 8) & 15, (v >> 4) & 15, v & 15];
+                let hits = seqs
+                    .iter()
+                    .filter(|s| {
+                        s.iter()
+                            .zip(digits)
+                            .all(|(&(a, b), d)| a as u32 <= d && d <= b as u32)
+                    })
+                    .count();
+                assert_eq!(
+                    hits,
+                    usize::from(lo <= v && v <= hi),
+                    "{lo:x}-{hi:x} at {v:x}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn utf8_sequences_cover_exactly() {

@@ -51,9 +51,7 @@
 //! order, then the others ([`PropertyOrder::Any`]: any order, at most
 //! [`Options::max_any_order_properties`] declared properties). Documented rejected-valid gaps:
 //! a `const`/`enum` object must list its members in the value's own order; a `const`/`enum`
-//! number is spelled as `serde_json` prints it (integral values also as `2` and `2.0`); an
-//! additional property's key spells the characters it shares with a prefix of a declared
-//! name canonically (no needless `\u` escapes there).
+//! number is spelled as `serde_json` prints it (integral values also as `2` and `2.0`).
 //!
 //! # Draft
 //!

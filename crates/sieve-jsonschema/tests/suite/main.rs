@@ -669,8 +669,6 @@ fn property_names() {
 #[test]
 fn keys_are_compared_decoded() {
     let schema = json!({"properties": {"a": {"type": "integer"}}});
-    // Additional keys spell the characters of a declared name's prefix canonically (a
-    // documented rejected-valid gap: `\u0062` for `b` is refused at the key's start).
     check_texts(
         schema,
         &Options::default(),
@@ -678,11 +676,16 @@ fn keys_are_compared_decoded() {
             r#"{"\u0061":1}"#,
             r#"{"a":1,"b\u0062":"s"}"#,
             r#"{"ab":"s"}"#,
+            r#"{"\u0062":1}"#,
+            r#"{"\u0061\u0062":"s"}"#,
+            r#"{"\/":1}"#,
+            r#"{"\ud83d\ude00":1}"#,
         ],
         &[
             r#"{"\u0061":"s"}"#,
             r#"{"a":1,"\u0061":1}"#,
-            r#"{"\u0062":1}"#,
+            r#"{"\u0061":1,"a":1}"#,
+            r#"{"\ud83d":1}"#,
         ],
     );
     let options = Options {
@@ -694,6 +697,30 @@ fn keys_are_compared_decoded() {
         &options,
         &[r#""a\u0001\"/""#],
         &[r#""\u0061\u0001\"/""#, r#""a\u0001\"\/""#],
+    );
+}
+
+#[test]
+fn keys_avoid_names_in_every_spelling() {
+    // Names with escapes, non-BMP characters and a shared prefix.
+    let schema = json!({"properties": {"a/\"": {"type": "integer"}, "\u{1F600}x": {"type": "integer"}, "ab": {"type": "integer"}}});
+    check_texts(
+        schema,
+        &Options::default(),
+        &[
+            r#"{"a\/\"":1}"#,
+            r#"{"\ud83d\ude00x":1}"#,
+            r#"{"\ud83d\ude01x":"s"}"#,
+            r#"{"a":"s"}"#,
+            r#"{"abc":"s"}"#,
+        ],
+        &[
+            r#"{"a\/\"":"s"}"#,
+            r#"{"a/\u0022":"s"}"#,
+            r#"{"\uD83D\uDE00x":"s"}"#,
+            r#"{"😀x":"s"}"#,
+            r#"{"\u0061b":"s"}"#,
+        ],
     );
 }
 
