@@ -28,12 +28,13 @@
 //! Bounds: the tighter of `minimum`/`exclusiveMinimum` and of `maximum`/`exclusiveMaximum`
 //! make one interval, split at zero into a non-negative side and a negative side (`-` and a
 //! magnitude); each side is built by [`range`] as a compact expression by digit counts and
-//! prefixes. `multipleOf` = `m × 10^-s` (`m` a positive integer) is built by [`modulo`] as a
-//! minimised automaton (interval × residue mod `m`) emitted as right-linear rules; for
-//! `integer` the divisor first becomes `m / gcd(m, 10^s)`, and a divisor that reduces to 1
-//! costs nothing.
+//! prefixes. `multipleOf` = `m × 10^e` (`m` a positive integer, no trailing zero) is built
+//! by [`modulo`] as a minimised automaton (interval × residue mod `m` × trailing zeros up to
+//! `e` when `e > 0`) emitted as right-linear rules; for `integer` a fractional divisor first
+//! becomes `m / gcd(m, 10^-e)`, and a divisor that reduces to 1 costs nothing.
 //!
-//! Refused: `multipleOf` whose integer `m` exceeds [`MAX_DIVISOR`] (`Unsupported`), or whose
+//! Refused: `multipleOf` whose significant digits `m` exceed [`MAX_DIVISOR`] (`Unsupported`:
+//! `0.123456789`; `1e300` is fine), or whose
 //! automaton exceeds [`modulo::MAX_STATES`] states (`Limit`); an empty interval or no
 //! multiple inside it is `Unsatisfiable`; `multipleOf <= 0` is `Invalid`.
 
@@ -145,10 +146,11 @@ fn tighter(a: Option<End>, b: Option<End>, lower: bool) -> Option<End> {
     }
 }
 
-/// The divisor as `m × 10^-s`.
+/// The divisor as `m × 10^k` (an integer) or `m × 10^-s`, `m` not a multiple of ten.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Divisor {
     m: u64,
+    k: u32,
     s: u32,
 }
 
@@ -163,7 +165,7 @@ fn divisor(spec: &NumberSpec<'_>, d: &Decimal) -> Result<Divisor, Error> {
     let too_big = || {
         err(
             ErrorKind::Unsupported,
-            format!("{d}: sieve supports divisors m × 10^-s with m up to {MAX_DIVISOR}"),
+            format!("{d}: sieve supports divisors m × 10^e with m up to {MAX_DIVISOR}"),
         )
     };
     let mut m: u64 = 0;
@@ -173,14 +175,9 @@ fn divisor(spec: &NumberSpec<'_>, d: &Decimal) -> Result<Divisor, Error> {
             return Err(too_big());
         }
     }
-    let mut s = 0u32;
+    let (mut k, mut s) = (0u32, 0u32);
     if d.exponent() >= 0 {
-        for _ in 0..d.exponent() {
-            m *= 10;
-            if m > MAX_DIVISOR {
-                return Err(too_big());
-            }
-        }
+        k = u32::try_from(d.exponent()).map_err(|_| too_big())?;
     } else {
         s = u32::try_from(-d.exponent()).map_err(|_| too_big())?;
     }
@@ -197,7 +194,7 @@ fn divisor(spec: &NumberSpec<'_>, d: &Decimal) -> Result<Divisor, Error> {
         }
         s = 0;
     }
-    Ok(Divisor { m, s })
+    Ok(Divisor { m, k, s })
 }
 
 /// Spellings of the magnitudes in `[lo, hi]` meeting the divisor: `Ok(None)` when there
@@ -216,7 +213,7 @@ fn side(
                 .into_iter()
                 .chain(scientific::scientific(lo, hi)),
         )),
-        Some(Divisor { m: 1, s: 0 }) => {
+        Some(Divisor { m: 1, k: 0, s: 0 }) => {
             let ints = range::nonneg(lo, hi, true);
             if spec.integer {
                 return Ok(ints);
@@ -227,11 +224,12 @@ fn side(
             ]));
             Ok(ints.map(|i| Expr::seq([i, zeros])))
         }
-        Some(Divisor { m, s }) => {
+        Some(Divisor { m, k, s }) => {
             let problem = modulo::Multiples {
                 lo,
                 hi,
                 m: m as u32,
+                k,
                 s,
                 fraction: !spec.integer,
             };

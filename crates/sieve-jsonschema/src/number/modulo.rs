@@ -42,6 +42,14 @@ enum FracCmp {
     Pending(u32),
 }
 
+/// The residue of the digits read: the value `N` read so far is `P × 10^t` with `t` (at
+/// most `k`) trailing zeros set aside, and `r = P mod m`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Res {
+    r: u32,
+    t: u32,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum State {
     Start,
@@ -52,22 +60,24 @@ enum State {
         zero: bool,
         lo: Ordering,
         hi: Ordering,
-        r: u32,
+        r: Res,
     },
     Frac {
         /// Fraction digits read, capped at `max(s, 1)`.
         pos: u32,
         lo: FracCmp,
         hi: FracCmp,
-        r: u32,
+        r: Res,
     },
 }
 
-/// The problem: the interval of magnitudes, the divisor `m × 10^-s`, fractions allowed.
+/// The problem: the interval of magnitudes, the divisor `m × 10^(k-s)` (`k` and `s` not both
+/// positive), fractions allowed.
 pub(crate) struct Multiples<'a> {
     pub lo: &'a Bound,
     pub hi: Option<&'a Bound>,
     pub m: u32,
+    pub k: u32,
     pub s: u32,
     pub fraction: bool,
 }
@@ -84,13 +94,18 @@ impl Multiples<'_> {
     }
 
     fn step(&self, state: State, sym: usize) -> Option<State> {
-        let m = self.m;
         match state {
             State::Start => {
                 if sym == DOT {
                     return None;
                 }
-                self.int_digit(1, Ordering::Equal, Ordering::Equal, 0, sym as u8)
+                self.int_digit(
+                    1,
+                    Ordering::Equal,
+                    Ordering::Equal,
+                    Res { r: 0, t: 0 },
+                    sym as u8,
+                )
             }
             State::Int {
                 len,
@@ -129,10 +144,7 @@ impl Multiples<'_> {
                 }
                 let d = b'0' + sym as u8;
                 let (pos2, r2) = if pos < self.s {
-                    (
-                        pos + 1,
-                        ((u64::from(r) * 10 + sym as u64) % u64::from(m)) as u32,
-                    )
+                    (pos + 1, self.push(r, sym as u8))
                 } else if d == b'0' {
                     ((pos + 1).min(self.s.max(1)), r)
                 } else {
@@ -175,7 +187,7 @@ impl Multiples<'_> {
 
     /// The state after reading integer digit `sym` as the `len`-th, standings `lo`/`hi`
     /// before it.
-    fn int_digit(&self, len: u32, lo: Ordering, hi: Ordering, r: u32, sym: u8) -> Option<State> {
+    fn int_digit(&self, len: u32, lo: Ordering, hi: Ordering, r: Res, sym: u8) -> Option<State> {
         let d = b'0' + sym;
         let zero = len == 1 && d == b'0';
         let la = self.lo.int.len();
@@ -203,7 +215,12 @@ impl Multiples<'_> {
             None => len.min(la as u32 + 1),
             Some(_) => len,
         };
-        let r = ((u64::from(r) * 10 + u64::from(sym)) % u64::from(self.m)) as u32;
+        // An integer part `0` is zero whatever follows: a multiple of everything.
+        let r = if zero {
+            Res { r: 0, t: self.k }
+        } else {
+            self.push(r, sym)
+        };
         Some(State::Int {
             len,
             zero,
@@ -213,11 +230,40 @@ impl Multiples<'_> {
         })
     }
 
-    /// `r × 10^k ≡ 0 (mod m)`.
-    fn vanishes(&self, r: u32, k: u32) -> bool {
+    /// The residue after one more digit `d` (0–9).
+    fn push(&self, res: Res, d: u8) -> Res {
         let m = u64::from(self.m);
-        let mut x = u64::from(r) % m;
-        for _ in 0..k.min(64) {
+        if d == 0 {
+            if res.t < self.k {
+                return Res {
+                    r: res.r,
+                    t: res.t + 1,
+                };
+            }
+            return Res {
+                r: (u64::from(res.r) * 10 % m) as u32,
+                t: res.t,
+            };
+        }
+        let mut x = u64::from(res.r);
+        for _ in 0..=res.t {
+            x = x * 10 % m;
+        }
+        Res {
+            r: ((x + u64::from(d)) % m) as u32,
+            t: 0,
+        }
+    }
+
+    /// Whether the value read, followed by `z` more zeros, is `≡ 0 (mod m × 10^k)`.
+    fn vanishes(&self, res: Res, z: u32) -> bool {
+        let Some(extra) = (res.t + z).checked_sub(self.k) else {
+            return false;
+        };
+        // m × 10^extra divides by m after at most log2(m) < 64 factors of ten, or never.
+        let m = u64::from(self.m);
+        let mut x = u64::from(res.r) % m;
+        for _ in 0..extra.min(64) {
             if x == 0 {
                 break;
             }

@@ -485,7 +485,7 @@ fn random_bounds_against_the_oracle() {
 fn random_multiples_against_the_oracle() {
     const DIVISORS: &[&str] = &[
         "1", "2", "3", "5", "0.5", "0.25", "0.2", "0.3", "7", "10", "2.5", "0.05", "0.1", "1.5",
-        "9", "0.01", "15", "0.15",
+        "9", "0.01", "15", "0.15", "50", "100", "20", "1e3", "150",
     ];
     let cands = candidates(ALPHABET, 5);
     let mut rng = Rng(0xd1f);
@@ -708,6 +708,37 @@ fn multiples() {
         &[&format!("0.{}1", "0".repeat(299)), "1", "-5.5"],
         &[&format!("0.{}1", "0".repeat(300)), "1.1"],
     );
+    let s = schema(
+        true,
+        &[
+            ("multipleOf", "2000"),
+            ("minimum", "-1e9"),
+            ("maximum", "1e9"),
+        ],
+    );
+    check(
+        &s,
+        &["0", "-0", "2000", "-4000", "1000000000", "-999998000"],
+        &["1000", "3000", "2", "1000002000", "200"],
+    );
+    let e300 = format!("1{}", "0".repeat(300));
+    let s = schema(true, &[("multipleOf", "1e300")]);
+    check(
+        &s,
+        &[
+            "0",
+            &e300,
+            &format!("-3{}", "0".repeat(300)),
+            &format!("{e300}0"),
+        ],
+        &[&format!("1{}", "0".repeat(299)), "1", &format!("{e300}1")],
+    );
+    let s = schema(false, &[("multipleOf", "50"), ("exclusiveMaximum", "100")]);
+    check(
+        &s,
+        &["50", "50.00", "0", "-50", "-1000"],
+        &["100", "25", "50.5", "150"],
+    );
     // A divisor with trailing zeros costs a handful of rules once minimised.
     let mut b = GrammarBuilder::new();
     let thousand = num("1000");
@@ -805,6 +836,20 @@ fn large_multiples_stay_bounded() {
             2_000,
         ),
         (true, vec![("multipleOf", "9973")], 20_000),
+        (
+            true,
+            vec![("minimum", "0"), ("maximum", "1e9"), ("multipleOf", "1000")],
+            200,
+        ),
+        (
+            true,
+            vec![
+                ("minimum", "-1e308"),
+                ("maximum", "1e308"),
+                ("multipleOf", "100"),
+            ],
+            3_000,
+        ),
         (
             false,
             vec![
