@@ -474,11 +474,11 @@ fn random_bounds_against_the_oracle() {
     let cands = candidates(ALPHABET, 5);
     let mut rng = Rng(0x5eed);
     let mut accepted = 0;
-    for _ in 0..150 {
+    for _ in 0..80 {
         let s = random_schema(&mut rng, None);
         accepted += check_on(&s, &cands);
     }
-    assert!(accepted > 10_000, "the cases are not all empty: {accepted}");
+    assert!(accepted > 5_000, "the cases are not all empty: {accepted}");
 }
 
 #[test]
@@ -490,12 +490,12 @@ fn random_multiples_against_the_oracle() {
     let cands = candidates(ALPHABET, 5);
     let mut rng = Rng(0xd1f);
     let mut accepted = 0;
-    for _ in 0..120 {
+    for _ in 0..90 {
         let d = DIVISORS[rng.below(DIVISORS.len() as u64) as usize].to_owned();
         let s = random_schema(&mut rng, Some(d));
         accepted += check_on(&s, &cands);
     }
-    assert!(accepted > 5_000, "the cases are not all empty: {accepted}");
+    assert!(accepted > 3_000, "the cases are not all empty: {accepted}");
 }
 
 fn schema(integer: bool, keys: &[(&str, &str)]) -> Schema {
