@@ -10,7 +10,7 @@ use crate::token_cache::TokenCache;
 
 /// Settings of every stage compiled into a [`CompiledGrammar`]; each stage documents its
 /// own defaults.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Options {
     /// Normalisation (repetition threshold, size limits).
     pub normalize: sieve_normalize::Config,
@@ -18,6 +18,20 @@ pub struct Options {
     pub fsm: sieve_fsm::Config,
     /// Recogniser limits (items per set, history).
     pub earley: sieve_earley::Config,
+    /// The most bytes the token-mask cache of one compiled grammar keeps. Past it, states
+    /// not yet cached are classified again at each mask (correct, slower). Default 256 MiB.
+    pub max_cache_bytes: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            normalize: sieve_normalize::Config::default(),
+            fsm: sieve_fsm::Config::default(),
+            earley: sieve_earley::Config::default(),
+            max_cache_bytes: 256 << 20,
+        }
+    }
 }
 
 /// Why a grammar could not be compiled.
@@ -87,7 +101,11 @@ impl CompiledGrammar {
             root_nullable,
             options.earley.clone(),
         ));
-        let cache = TokenCache::new(&earley, tokenizer.vocab.n_vocab().div_ceil(32));
+        let cache = TokenCache::new(
+            &earley,
+            tokenizer.vocab.n_vocab().div_ceil(32),
+            options.max_cache_bytes,
+        );
         Ok(CompiledGrammar {
             earley,
             tokenizer,

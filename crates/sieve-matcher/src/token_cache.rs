@@ -13,16 +13,19 @@
 //! So the mask of a set is the union of its scan states' `accepted` sets, plus the tokens of
 //! their `uncertain` ranges that the recogniser accepts when fed in full — exactly the
 //! brute-force mask. Entries are computed on first use and never change; a
-//! [`TokenCache`] belongs to one compiled grammar and one trie.
+//! [`TokenCache`] belongs to one compiled grammar and one trie. The bytes it keeps are
+//! bounded: once the budget is spent, further states are classified afresh at each use.
 
+use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use sieve_earley::EarleyGrammar;
 use sieve_vocab::TokenTrie;
 
 /// Tokens, as a bitmask over ids when many, else as a sorted id list.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum TokenSet {
     Bits(Vec<u32>),
     Ids(Vec<u32>),
@@ -39,6 +42,12 @@ impl TokenSet {
             bits[id as usize / 32] |= 1 << (id % 32);
         }
         TokenSet::Bits(bits)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        match self {
+            TokenSet::Bits(words) | TokenSet::Ids(words) => words.len() * 4,
+        }
     }
 
     fn or_into(&self, mask: &mut [u32]) {
@@ -58,7 +67,7 @@ impl TokenSet {
 }
 
 /// What one state decides about the text tokens.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct StateTokens {
     accepted: TokenSet,
     uncertain: Vec<Range<u32>>,
@@ -74,6 +83,10 @@ impl StateTokens {
     pub(crate) fn uncertain(&self) -> &[Range<u32>] {
         &self.uncertain
     }
+
+    fn heap_bytes(&self) -> usize {
+        self.accepted.heap_bytes() + self.uncertain.len() * std::mem::size_of::<Range<u32>>()
+    }
 }
 
 /// One lazily computed [`StateTokens`] per global state of a compiled grammar.
@@ -81,27 +94,53 @@ impl StateTokens {
 pub(crate) struct TokenCache {
     states: Vec<OnceLock<StateTokens>>,
     words: usize,
+    /// Bytes of the entries stored so far, and the most that may be stored.
+    used: AtomicUsize,
+    budget: usize,
 }
 
 impl TokenCache {
-    /// An empty cache for `grammar`, with masks of `words` words.
-    pub(crate) fn new(grammar: &EarleyGrammar, words: usize) -> TokenCache {
+    /// An empty cache for `grammar`, with masks of `words` words, keeping at most `budget`
+    /// bytes of entries.
+    pub(crate) fn new(grammar: &EarleyGrammar, words: usize, budget: usize) -> TokenCache {
         TokenCache {
             states: (0..grammar.state_count())
                 .map(|_| OnceLock::new())
                 .collect(),
             words,
+            used: AtomicUsize::new(0),
+            budget,
         }
     }
 
-    /// The entry of `state`, computing it on first use.
+    /// The entry of `state`: stored on first use while the budget lasts, computed afresh
+    /// (and not kept) after that.
     pub(crate) fn get(
         &self,
         grammar: &EarleyGrammar,
         trie: &TokenTrie,
         state: u32,
-    ) -> &StateTokens {
-        self.states[state as usize].get_or_init(|| classify(grammar, trie, state, self.words))
+    ) -> Cow<'_, StateTokens> {
+        let slot = &self.states[state as usize];
+        if let Some(entry) = slot.get() {
+            return Cow::Borrowed(entry);
+        }
+        let entry = classify(grammar, trie, state, self.words);
+        let size = entry.heap_bytes();
+        let reserved = self
+            .used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                (used + size <= self.budget).then_some(used + size)
+            })
+            .is_ok();
+        if !reserved {
+            return Cow::Owned(entry);
+        }
+        if slot.set(entry).is_err() {
+            // Another thread stored this state first; give the reservation back.
+            self.used.fetch_sub(size, Ordering::Relaxed);
+        }
+        Cow::Borrowed(slot.get().expect("set above or by another thread"))
     }
 }
 

@@ -216,6 +216,27 @@ fn masks_equal_brute_force_with_the_embedded_gpt2_vocabulary() {
     }
 }
 
+#[test]
+fn masks_stay_exact_when_the_cache_budget_is_spent() {
+    // A budget of zero keeps nothing: every state is classified afresh at every mask.
+    for name in ["llama.cpp/json.gbnf", "ebnf/json-right-recursive.ebnf"] {
+        let path = grammars_dir().join(name);
+        let grammar = compile_file(&path);
+        let sentences = samples(&grammar, 2);
+        let vocab = Arc::new(synthetic_vocab(&sentences));
+        let options = Options {
+            max_cache_bytes: 0,
+            ..Options::default()
+        };
+        let tokenizer = Arc::new(Tokenizer::new(vocab.clone()));
+        let compiled =
+            Arc::new(CompiledGrammar::new(&grammar, tokenizer, &options).expect("compiles"));
+        for sentence in &sentences {
+            walk(&compiled, &tokenize(&vocab, sentence), name);
+        }
+    }
+}
+
 /// The shared corpus folder: `$SIEVE_SHARED`, else `../shared` beside the repository.
 fn shared_dir() -> PathBuf {
     std::env::var_os("SIEVE_SHARED")
