@@ -10,7 +10,8 @@
 //! - lengths are exact: counted repetitions for the rest, nested options for the prefix;
 //! - `contains` is enforced only in the shape `(I sep)* I∧C ((sep I)* sep I∧C){m-1} (sep I)*`
 //!   (no prefix, no length bounds, no `maxContains`); anything else is refused, as is
-//!   `uniqueItems: true` unless at most one item is allowed.
+//!   `uniqueItems: true` unless at most one item is allowed or the items can only be one
+//!   value (`const`, a one-value `enum`: then at most one item).
 
 use sieve_ir::Expr;
 
@@ -66,6 +67,19 @@ pub(crate) fn compile(
     }
     if max.is_some_and(|m| m < min) {
         return Ok(None);
+    }
+    if !shape.unique.is_empty() && max.is_none_or(|m| m > 1) && prefix_len == 0 {
+        // Items that can only be one value: unique means at most one item.
+        let mut single = false;
+        for elem in &rest_elems {
+            single |= c.single_valued(&elem.ptr)?;
+        }
+        if single {
+            if min > 1 {
+                return Ok(None);
+            }
+            max = Some(1);
+        }
     }
     for unique in &shape.unique {
         if max.is_none_or(|m| m > 1) {

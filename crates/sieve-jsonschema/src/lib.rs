@@ -53,6 +53,11 @@
 //! a `const`/`enum` object must list its members in the value's own order; a `const`/`enum`
 //! number is spelled as `serde_json` prints it (integral values also as `2` and `2.0`).
 //!
+//! Known limit of any grammar: additional (undeclared) keys are not checked against each
+//! other, so an object may repeat an additional key (`{"x":1,"x":2}`); declared names never
+//! repeat. RFC 8259 leaves such objects' meaning to the parser; with `minProperties` a parser
+//! that keeps one of the duplicates sees fewer properties than the grammar counted.
+//!
 //! # Draft
 //!
 //! `$schema` naming draft-07, -06 or -04 selects draft-07 rules (siblings of `$ref` are

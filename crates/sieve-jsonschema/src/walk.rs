@@ -828,6 +828,13 @@ impl<'a> Compiler<'a> {
         Ok(())
     }
 
+    /// Whether the schema at `ptr` accepts at most one value (a `const` or one-value `enum`
+    /// somewhere in its intersection).
+    pub(crate) fn single_valued(&mut self, ptr: &str) -> Result<bool, Error> {
+        let summary = self.summary(ptr)?;
+        Ok(summary.types == 0 || summary.values.is_some_and(|v| v.len() <= 1))
+    }
+
     /// A superset description of what the schema at `ptr` accepts.
     fn summary(&mut self, ptr: &str) -> Result<Summary<'a>, Error> {
         let Some(flat) = self.flatten(vec![Elem::new(ptr.to_owned())], 0)? else {

@@ -358,6 +358,11 @@ fn arrays() {
         &[json!([]), json!([1])],
         &[json!([1, 1])],
     );
+    check(
+        json!({"uniqueItems": true, "items": {"const": 3}}),
+        &[json!([]), json!([3])],
+        &[json!([3, 3])],
+    );
     check_error(
         json!({"uniqueItems": true}),
         ErrorKind::Unsupported,
