@@ -11,22 +11,32 @@ use serde_json::Value;
 use sieve_ir::reference::Recognizer;
 use sieve_jsonschema::{compile, Options};
 
-pub(crate) const FILES: [&str; 15] = [
+pub(crate) const FILES: [&str; 25] = [
     "additionalProperties.json",
     "allOf.json",
+    "anchor.json",
     "anyOf.json",
     "boolean_schema.json",
     "const.json",
+    "contains.json",
     "enum.json",
+    "infinite-loop-detection.json",
     "items.json",
+    "maxContains.json",
     "maxItems.json",
+    "maxProperties.json",
+    "minContains.json",
     "minItems.json",
+    "minProperties.json",
     "oneOf.json",
+    "patternProperties.json",
     "prefixItems.json",
     "properties.json",
+    "propertyNames.json",
     "ref.json",
     "required.json",
     "type.json",
+    "uniqueItems.json",
 ];
 
 /// Valid instances sieve rejects: (file, group description, test description, why).
