@@ -371,9 +371,19 @@ pub(crate) fn number_schema(
     };
     let mut alts = Vec::new();
     let mut plain_nonempty = false;
+    // Symmetric sides (no bounds, or -x..x) share one expression, and so their rules.
+    let mut built: Option<((Bound, Option<Bound>), Option<Expr>)> = None;
     for (negative, bounds) in [(false, pos), (true, neg)] {
         let Some((low, high)) = bounds else { continue };
-        if let Some(e) = side(builder, spec, &low, high.as_ref(), div)? {
+        let e = match &built {
+            Some((key, e)) if key.0 == low && key.1 == high => e.clone(),
+            _ => {
+                let e = side(builder, spec, &low, high.as_ref(), div)?;
+                built = Some(((low.clone(), high.clone()), e.clone()));
+                e
+            }
+        };
+        if let Some(e) = e {
             alts.push(if negative {
                 Expr::seq([Expr::bytes(*b"-"), e])
             } else {

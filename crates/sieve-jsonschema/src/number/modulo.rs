@@ -22,7 +22,10 @@ use sieve_ir::{ByteClass, Expr, GrammarBuilder, RuleId};
 use super::Bound;
 
 /// The most automaton states explored for one side (positive or negative) of one schema.
-pub(crate) const MAX_STATES: usize = 20_000;
+///
+/// Each state left after minimisation becomes a rule, and a grammar's later stages grow
+/// faster than linearly in rules, so this stays well under [`crate::Limits::max_rules`].
+pub(crate) const MAX_STATES: usize = 10_000;
 
 /// Symbols: the ten digits, then `.`.
 const SYMBOLS: usize = 11;
