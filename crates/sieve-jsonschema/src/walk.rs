@@ -923,7 +923,10 @@ impl<'a> Compiler<'a> {
             ptr: flat.first().map(|e| e.ptr.clone()).unwrap_or_default(),
             ..Shape::default()
         };
-        for elem in flat {
+        // Document order (`/allOf/2` before `/allOf/10`): it decides the property order.
+        let mut ordered: Vec<&Elem> = flat.iter().collect();
+        ordered.sort_by(|a, b| document_order(&a.ptr, &b.ptr));
+        for elem in ordered {
             let ptr = elem.ptr.as_str();
             let map: &'a Map<String, Value> = self.at(ptr).as_object().expect("flattened");
             self.spend(map.len(), ptr)?;
@@ -1213,6 +1216,28 @@ impl<'a> Compiler<'a> {
             Some(_) => return Err(invalid(ptr, "uniqueItems", "must be a boolean")),
         }
         Ok(())
+    }
+}
+
+/// Pointers compared token by token, array indices as numbers.
+fn document_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let mut x = a.split('/');
+    let mut y = b.split('/');
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (None, Some(_)) => return std::cmp::Ordering::Less,
+            (Some(_), None) => return std::cmp::Ordering::Greater,
+            (Some(s), Some(t)) => {
+                let order = match (s.parse::<u64>(), t.parse::<u64>()) {
+                    (Ok(m), Ok(n)) => m.cmp(&n),
+                    _ => s.cmp(t),
+                };
+                if order != std::cmp::Ordering::Equal {
+                    return order;
+                }
+            }
+        }
     }
 }
 

@@ -783,3 +783,46 @@ fn one_of_disjointness_needs_the_type_context() {
         &[json!({"a": 1, "b": 2}), json!({})],
     );
 }
+
+#[test]
+fn pydantic_style_schema() {
+    let schema = json!({
+        "$defs": {
+            "Cat": {"properties": {"pet_type": {"const": "cat", "title": "Pet Type", "type": "string"}, "lives": {"type": "integer"}}, "required": ["pet_type", "lives"], "title": "Cat", "type": "object"},
+            "Dog": {"properties": {"pet_type": {"enum": ["dog"], "title": "Pet Type", "type": "string"}, "name": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": null}}, "required": ["pet_type"], "title": "Dog", "type": "object"}
+        },
+        "properties": {
+            "pet": {"discriminator": {"mapping": {"cat": "#/$defs/Cat", "dog": "#/$defs/Dog"}, "propertyName": "pet_type"}, "oneOf": [{"$ref": "#/$defs/Cat"}, {"$ref": "#/$defs/Dog"}], "title": "Pet"},
+            "owners": {"items": {"type": "string"}, "title": "Owners", "type": "array"}
+        },
+        "required": ["pet"],
+        "title": "Model",
+        "type": "object",
+        "additionalProperties": false
+    });
+    check(
+        schema,
+        &[
+            json!({"pet": {"pet_type": "cat", "lives": 9}}),
+            json!({"pet": {"pet_type": "dog", "name": null}, "owners": ["a"]}),
+            json!({"pet": {"pet_type": "dog", "name": "Rex", "x": 1}}),
+        ],
+        &[
+            json!({"pet": {"pet_type": "cat"}}),
+            json!({"pet": {"pet_type": "bird"}}),
+            json!({"owners": []}),
+            json!({"pet": {"pet_type": "dog"}, "extra": 1}),
+        ],
+    );
+}
+
+#[test]
+fn all_of_parts_keep_document_order() {
+    let parts: Vec<Value> = (0..12)
+        .map(|i| json!({"properties": {format!("p{i}"): {"type": "integer"}}}))
+        .collect();
+    let schema = json!({"allOf": parts});
+    let r = recognizer_with(&schema, &Options::default());
+    assert!(r.accepts(br#"{"p2":1,"p10":2}"#));
+    assert!(!r.accepts(br#"{"p10":2,"p2":1}"#));
+}
