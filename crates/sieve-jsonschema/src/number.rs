@@ -104,6 +104,9 @@ impl Bound {
     }
 }
 
+/// The magnitudes of one side: lower bound, optional upper bound.
+type Interval = (Bound, Option<Bound>);
+
 /// One end of the interval: its value, whether excluded, and the keyword that set it.
 #[derive(Clone, Debug)]
 struct End {
@@ -372,7 +375,7 @@ pub(crate) fn number_schema(
     let mut alts = Vec::new();
     let mut plain_nonempty = false;
     // Symmetric sides (no bounds, or -x..x) share one expression, and so their rules.
-    let mut built: Option<((Bound, Option<Bound>), Option<Expr>)> = None;
+    let mut built: Option<(Interval, Option<Expr>)> = None;
     for (negative, bounds) in [(false, pos), (true, neg)] {
         let Some((low, high)) = bounds else { continue };
         let e = match &built {
