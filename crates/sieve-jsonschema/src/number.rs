@@ -25,6 +25,8 @@
 //!
 //! # How
 //!
+//! (The design note is `docs/json-schema-numbers.md`.)
+//!
 //! Bounds: the tighter of `minimum`/`exclusiveMinimum` and of `maximum`/`exclusiveMaximum`
 //! make one interval, split at zero into a non-negative side and a negative side (`-` and a
 //! magnitude); each side is built by [`range`] as a compact expression by digit counts and
