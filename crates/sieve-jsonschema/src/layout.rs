@@ -250,7 +250,14 @@ pub(crate) fn string_except(
             }
         };
         alternatives.extend(other);
-        exprs[node] = Expr::choice(alternatives);
+        let mut expr = Expr::choice(alternatives);
+        // A rule every 16 nodes keeps expressions shallow along long names.
+        if node % 16 == 15 {
+            if let Some(e) = expr {
+                expr = Some(share(e)?);
+            }
+        }
+        exprs[node] = expr;
     }
     Ok(Expr::seq([
         Expr::bytes(*b"\""),

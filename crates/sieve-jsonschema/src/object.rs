@@ -19,6 +19,8 @@
 //! - what cannot be expressed exactly (a pattern that may match a declared name, several
 //!   patterns with different schemas, keys that must avoid patterns) is refused.
 
+use std::rc::Rc;
+
 use serde_json::Value;
 use sieve_ir::reference::Recognizer;
 use sieve_ir::{Expr, GrammarBuilder};
@@ -148,6 +150,20 @@ fn pattern_matches(
     name: &str,
 ) -> Result<bool, Error> {
     c.spend(16 + 4 * (pattern.len() + name.len()), schema)?;
+    let recognizer = match c.patterns.get(schema) {
+        Some(recognizer) => recognizer.clone(),
+        None => {
+            let recognizer = Rc::new(pattern_recognizer(pattern, schema)?);
+            c.patterns.insert(schema.to_owned(), recognizer.clone());
+            recognizer
+        }
+    };
+    let text = serde_json::to_string(name).expect("strings serialise");
+    Ok(recognizer.accepts(text.as_bytes()))
+}
+
+/// The reference recogniser of the JSON strings (canonical escapes) matching `pattern`.
+fn pattern_recognizer(pattern: &str, schema: &str) -> Result<Recognizer, Error> {
     let mut builder = GrammarBuilder::new();
     let spec = StringSpec {
         pattern: Some(pattern),
@@ -170,16 +186,14 @@ fn pattern_matches(
     let grammar = builder
         .build(root)
         .map_err(|e| Error::new(ErrorKind::Limit, schema, "", e.to_string()))?;
-    let Ok(recognizer) = Recognizer::new(&grammar) else {
-        return Err(Error::new(
+    Recognizer::new(&grammar).map_err(|_| {
+        Error::new(
             ErrorKind::Unsupported,
             schema,
             "",
             "cannot decide whether the pattern matches declared property names",
-        ));
-    };
-    let text = serde_json::to_string(name).expect("strings serialise");
-    Ok(recognizer.accepts(text.as_bytes()))
+        )
+    })
 }
 
 /// The member grammar (`key key-sep value`) of the properties not named in `names`, or

@@ -233,6 +233,8 @@ pub(crate) struct Compiler<'a> {
     pub layout: Layout,
     any_value: Option<RuleId>,
     bases: HashMap<String, String>,
+    /// Recognisers of `patternProperties` patterns, by the pattern's pointer.
+    pub patterns: HashMap<String, Rc<Recognizer>>,
 }
 
 impl<'a> Compiler<'a> {
@@ -265,6 +267,7 @@ impl<'a> Compiler<'a> {
             fuel: 0,
             any_value: None,
             bases: HashMap::new(),
+            patterns: HashMap::new(),
         }
     }
 

@@ -579,6 +579,14 @@ fn adversarial_inputs_end_in_bounded_time() {
         .map(|i| (format!("p{i}"), json!({"type": "integer"})))
         .collect();
     compile(&json!({"properties": props}), &Options::default()).unwrap();
+    // A very long property name (the key exclusion walks it character by character).
+    let long = "k".repeat(50_000);
+    compile(&json!({"properties": {long: {}}}), &Options::default()).unwrap();
+    // Many names checked against a pattern.
+    let props: serde_json::Map<String, Value> =
+        (0..500).map(|i| (format!("p{i}"), json!({}))).collect();
+    let schema = json!({"properties": props, "patternProperties": {"^q": {}}, "additionalProperties": false});
+    compile(&schema, &Options::default()).unwrap();
     // Tight fuel.
     let options = Options {
         limits: sieve_jsonschema::Limits {
