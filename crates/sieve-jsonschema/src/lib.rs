@@ -152,9 +152,11 @@ pub struct Options {
     pub whitespace: Whitespace,
     /// The most whitespace characters per gap in [`Whitespace::Flexible`] mode (default 4).
     pub max_whitespace: u32,
-    /// Between array items and object members (default `","`).
+    /// Between array items and object members (default `","`): a comma with optional
+    /// whitespace around it.
     pub item_separator: String,
-    /// Between a key and its value (default `":"`).
+    /// Between a key and its value (default `":"`): a colon with optional whitespace around
+    /// it.
     pub key_separator: String,
     /// The order of object properties (default [`PropertyOrder::Schema`]).
     pub property_order: PropertyOrder,
@@ -198,6 +200,20 @@ pub struct Compiled {
 /// The draft is read from `$schema` (draft-07, -06 and -04 URIs select draft-07 rules: the
 /// siblings of `$ref` are ignored); anything else, or no `$schema`, is draft 2020-12.
 pub fn compile(schema: &serde_json::Value, options: &Options) -> Result<Compiled, Error> {
+    let ws: &[char] = &[' ', '\t', '\n', '\r'];
+    for (separator, token) in [
+        (&options.item_separator, ","),
+        (&options.key_separator, ":"),
+    ] {
+        if separator.trim_matches(ws) != token {
+            return Err(Error::new(
+                ErrorKind::Invalid,
+                "",
+                "",
+                format!("separator {separator:?} is not `{token}` with optional whitespace around it: the output would not be JSON"),
+            ));
+        }
+    }
     let mut compiler = walk::Compiler::new(schema, options.clone());
     let value = compiler.compile_set(vec![walk::Elem::new(String::new())], walk::ALL, 0)?;
     let Some(value) = value else {

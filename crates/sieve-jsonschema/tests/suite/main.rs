@@ -523,6 +523,11 @@ fn whitespace_and_separators() {
         ..Options::default()
     };
     check_texts(schema, &options, &[r#"{"a": [1, 2]}"#], &[r#"{"a":[1,2]}"#]);
+    let bad = Options {
+        item_separator: ";".into(),
+        ..Options::default()
+    };
+    check_error_with(json!({}), &bad, ErrorKind::Invalid, "", "");
     let options = Options {
         whitespace: Whitespace::Flexible,
         max_whitespace: 1,
