@@ -95,16 +95,17 @@ fn at_least(x: &[u8]) -> Expr {
     }
     let c = x[0];
     let k = run_len(x);
-    let mut alts = vec![Expr::seq([
-        Expr::bytes(&x[..k]),
-        if k == n {
-            Expr::empty()
-        } else {
-            at_least(&x[k..])
-        },
-    ])];
+    let mut alts = Vec::new();
+    let mut bigger = k;
+    if k == n {
+        // All one digit: the last position takes `[c-9]`.
+        alts.push(Expr::seq([Expr::bytes(&x[..k - 1]), class(c, b'9')]));
+        bigger = k - 1;
+    } else {
+        alts.push(Expr::seq([Expr::bytes(&x[..k]), at_least(&x[k..])]));
+    }
     if c < b'9' {
-        for j in 0..k {
+        for j in 0..bigger {
             alts.push(Expr::seq([
                 Expr::bytes(&x[..j]),
                 class(c + 1, b'9'),
@@ -123,16 +124,17 @@ fn at_most(y: &[u8]) -> Expr {
     }
     let c = y[0];
     let k = run_len(y);
-    let mut alts = vec![Expr::seq([
-        Expr::bytes(&y[..k]),
-        if k == n {
-            Expr::empty()
-        } else {
-            at_most(&y[k..])
-        },
-    ])];
+    let mut alts = Vec::new();
+    let mut smaller = k;
+    if k == n {
+        // All one digit: the last position takes `[0-c]`.
+        alts.push(Expr::seq([Expr::bytes(&y[..k - 1]), class(b'0', c)]));
+        smaller = k - 1;
+    } else {
+        alts.push(Expr::seq([Expr::bytes(&y[..k]), at_most(&y[k..])]));
+    }
     if c > b'0' {
-        for j in 0..k {
+        for j in 0..smaller {
             alts.push(Expr::seq([
                 Expr::bytes(&y[..j]),
                 class(b'0', c - 1),
