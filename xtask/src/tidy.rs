@@ -44,7 +44,15 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     ),
     (
         "sieve-benches",
-        &["sieve-gbnf", "sieve-regex", "sieve-normalize", "sieve-fsm"],
+        &[
+            "sieve-gbnf",
+            "sieve-regex",
+            "sieve-normalize",
+            "sieve-fsm",
+            "sieve-ir",
+            "sieve-matcher",
+            "sieve-vocab",
+        ],
     ),
     (
         "xtask",

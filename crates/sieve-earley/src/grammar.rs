@@ -92,6 +92,9 @@ pub struct EarleyGrammar {
     pub(crate) nullable: Vec<bool>,
     pub(crate) root: u32,
     pub(crate) config: Config,
+    /// Per state, the bytes that can come next when an item leaves the rule there (see
+    /// `within.rs`).
+    pub(crate) exit_bytes: Vec<ByteClass>,
 }
 
 fn to_u32(n: usize) -> u32 {
@@ -129,6 +132,7 @@ impl EarleyGrammar {
             nullable: vec![false; automata.len()],
             root: to_u32(fsms.root().index()),
             config,
+            exit_bytes: Vec::new(),
         };
         let mut class_ids: HashMap<ByteClass, u32> = HashMap::new();
         for (rule, automaton) in automata.iter().enumerate() {
@@ -211,6 +215,7 @@ impl EarleyGrammar {
         if root_nullable {
             g.nullable[g.root as usize] = true;
         }
+        g.exit_bytes = crate::within::exit_bytes(&g);
         g
     }
 

@@ -148,7 +148,8 @@ impl TokenCache {
 struct Level {
     /// The states reached by the bytes so far (usually one: the automata are DFAs).
     states: Vec<u32>,
-    /// Whether a state after the first byte, up to this depth, could leave the automaton.
+    /// Whether, at a depth from 1 to here, the item could have left the automaton with the
+    /// byte that followed.
     left: bool,
 }
 
@@ -168,15 +169,24 @@ fn classify(grammar: &EarleyGrammar, trie: &TokenTrie, state: u32, words: usize)
         levels.truncate(1 + (levels.len() - 1).min(trie.lcp(i)));
         while levels.len() <= bytes.len() {
             let depth = levels.len() - 1;
+            let byte = bytes[depth];
             let current = &levels[depth];
+            // Leaving the rule before this byte is possible only if the byte can follow the
+            // exit; at depth 0 the set's own closure already took every exit.
+            let left = current.left
+                || (depth > 0
+                    && current
+                        .states
+                        .iter()
+                        .any(|&s| grammar.can_leave_before(s, byte)));
             scratch.clear();
             for &s in &current.states {
-                grammar.scan_targets(s, bytes[depth], &mut scratch);
+                grammar.scan_targets(s, byte, &mut scratch);
             }
             if scratch.is_empty() {
                 // Every token starting with bytes[..=depth] dies here.
                 let end = trie.skip_to(i + 1, depth + 1);
-                if current.left {
+                if left {
                     push_range(&mut uncertain, i as u32..end as u32);
                 }
                 i = end;
@@ -184,7 +194,6 @@ fn classify(grammar: &EarleyGrammar, trie: &TokenTrie, state: u32, words: usize)
             }
             scratch.sort_unstable();
             scratch.dedup();
-            let left = current.left || scratch.iter().any(|&s| grammar.can_leave(s));
             levels.push(Level {
                 states: scratch.clone(),
                 left,

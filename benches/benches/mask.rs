@@ -1,0 +1,77 @@
+//! Token-mask time with the embedded GPT-2 vocabulary: whole walks over sampled sentences
+//! (fill the mask, accept the next token, finish with EOS), the cache warm after the first
+//! iteration. Criterion reports time per walk and steps per second; per-step time is the
+//! walk time over the step count printed in the benchmark name.
+
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use sieve_matcher::{CompiledGrammar, Matcher, Options, Tokenizer};
+use sieve_vocab::{TokenTrie, Vocabulary};
+
+/// The grammars measured, by path under `grammars/`.
+const GRAMMARS: &[&str] = &[
+    "llama.cpp/json.gbnf",
+    "ebnf/json-right-recursive.ebnf",
+    "llama.cpp/arithmetic.gbnf",
+    "llama.cpp/c.gbnf",
+];
+
+/// Greedy longest-match tokenisation (any tokenisation is a valid walk).
+fn tokenize(trie: &TokenTrie, text: &[u8]) -> Option<Vec<u32>> {
+    let mut tokens = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let (len, id) = (1..=(text.len() - at).min(32))
+            .rev()
+            .find_map(|len| trie.find(&text[at..at + len]).map(|id| (len, id)))?;
+        tokens.push(id.as_u32());
+        at += len;
+    }
+    Some(tokens)
+}
+
+fn mask(c: &mut Criterion) {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let tokenizer = Arc::new(Tokenizer::new(vocab.clone()));
+    let eos = vocab.eos_ids()[0].as_u32();
+    let mut group = c.benchmark_group("mask");
+    for &name in GRAMMARS {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../grammars")
+            .join(name);
+        let text = std::fs::read_to_string(&path).expect("shipped grammar");
+        let grammar = sieve_gbnf::compile(&text, &Default::default()).expect("compiles");
+        let recognizer = sieve_ir::reference::Recognizer::new(&grammar).expect("small");
+        // The longest of a few sampled sentences, for a walk of some length.
+        let sentence = (0..40)
+            .filter_map(|seed| recognizer.sample(seed, 8))
+            .filter(|s| s.len() <= 400)
+            .max_by_key(Vec::len)
+            .expect("a sample");
+        let tokens = tokenize(tokenizer.trie(), &sentence).expect("bytes are tokens");
+        let compiled = Arc::new(
+            CompiledGrammar::new(&grammar, tokenizer.clone(), &Options::default())
+                .expect("compiles"),
+        );
+        let mut bitmask = vec![0u32; compiled.bitmask_words()];
+        let steps = tokens.len() + 1;
+        group.throughput(Throughput::Elements(steps as u64));
+        let id = BenchmarkId::new("walk", format!("{name} ({steps} steps)"));
+        group.bench_function(id, |b| {
+            b.iter(|| {
+                let mut matcher = Matcher::new(compiled.clone());
+                for &token in tokens.iter().chain([&eos]) {
+                    matcher
+                        .fill_next_token_bitmask(&mut bitmask)
+                        .expect("no limit");
+                    matcher.accept_token(token).expect("a sampled sentence");
+                }
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, mask);
+criterion_main!(benches);
