@@ -38,7 +38,10 @@
 //! - `$ref` to `#`, JSON pointers, `$defs`/`definitions`, `$id` (relative resolution) and
 //!   `$anchor` (draft-07 `$id: "#name"` too); recursion becomes recursive rules.
 //!
-//! Refused ([`ErrorKind::Unsupported`]): `not`, `if`/`then`/`else`, `dependentRequired`,
+//! - `not` of `true`, `false`, `{}`, `{"type": …}` (non-integer numbers are then left out)
+//!   and `{"required": [one name]}` (the property is forbidden).
+//!
+//! Refused ([`ErrorKind::Unsupported`]): other `not`s, `if`/`then`/`else`, `dependentRequired`,
 //! `dependentSchemas`, `dependencies`, `unevaluatedProperties`, `unevaluatedItems`,
 //! `$dynamicRef`, `$recursiveRef`, remote `$ref`s (never fetched), and the cases above that
 //! cannot be made exact.

@@ -53,7 +53,7 @@ pub(crate) fn compile(
             }
         }
     }
-    for name in &shape.required {
+    for name in shape.required.iter().chain(&shape.forbidden) {
         if !names.contains(name) {
             names.push(name);
         }
@@ -80,7 +80,7 @@ pub(crate) fn compile(
     for (index, name) in names.iter().enumerate() {
         let required = shape.required.contains(name);
         let mut schemas = Vec::new();
-        let mut forbidden = !name_ok[index];
+        let mut forbidden = !name_ok[index] || shape.forbidden.contains(name);
         for part in &shape.objects {
             let mut matched = false;
             for (prop, schema) in &part.props {

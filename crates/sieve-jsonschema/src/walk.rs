@@ -214,6 +214,8 @@ pub(crate) struct Shape<'a> {
     pub contains: Vec<(String, u64, Option<u64>, String)>,
     /// `uniqueItems: true` at these locations.
     pub unique: Vec<String>,
+    /// Property names an object must not have (from `not: {required: [name]}`).
+    pub forbidden: Vec<&'a str>,
     /// The pointer of the first location (for errors about the set as a whole).
     pub ptr: String,
 }
@@ -933,8 +935,11 @@ impl<'a> Compiler<'a> {
             let ptr = elem.ptr.as_str();
             let map: &'a Map<String, Value> = self.at(ptr).as_object().expect("flattened");
             self.spend(map.len(), ptr)?;
+            if let Some(negated) = map.get("not") {
+                self.negate(&mut s, negated, ptr)?;
+            }
             for (keyword, why) in UNSUPPORTED {
-                if keyword == "uniqueItems" {
+                if keyword == "uniqueItems" || keyword == "not" {
                     continue;
                 }
                 if map.contains_key(keyword) {
@@ -973,6 +978,50 @@ impl<'a> Compiler<'a> {
             self.array_keywords(&mut s, map, ptr)?;
         }
         Ok(s)
+    }
+
+    /// `not` in the forms that have an exact complement here: `true`, `false`,
+    /// `{"type": …}` and `{"required": [name]}`; anything else is refused.
+    fn negate(&mut self, s: &mut Shape<'a>, negated: &'a Value, ptr: &str) -> Result<(), Error> {
+        fn keys(map: &Map<String, Value>) -> Vec<&str> {
+            map.keys()
+                .map(String::as_str)
+                .filter(|k| CONSTRAINING.contains(k))
+                .collect()
+        }
+        match negated {
+            Value::Bool(true) => s.types = 0,
+            Value::Bool(false) => {}
+            Value::Object(map) if keys(map).is_empty() => s.types = 0,
+            Value::Object(map) if keys(map) == ["type"] => {
+                s.types &= !parse_types(&map["type"], &join_pointer(ptr, "not"))?;
+                // Numbers that are not integers have no grammar of their own: leave them
+                // out (rejected-valid, never accepted-invalid).
+                if s.types & NUMBER == FRACTION {
+                    s.types &= !FRACTION;
+                }
+            }
+            Value::Object(map)
+                if keys(map) == ["required"]
+                    && map["required"]
+                        .as_array()
+                        .is_some_and(|names| names.len() == 1 && names[0].is_string()) =>
+            {
+                // Only an object without the property fails `required`.
+                s.types &= OBJECT;
+                let name = map["required"][0].as_str().expect("checked");
+                if !s.forbidden.contains(&name) {
+                    s.forbidden.push(name);
+                }
+            }
+            _ => self.refuse(
+                ptr,
+                "not",
+                "negation is supported only for `true`, `false`, `{}`, `{\"type\": …}` and \
+                 `{\"required\": [one name]}`",
+            )?,
+        }
+        Ok(())
     }
 
     fn string_keywords(

@@ -11,7 +11,7 @@ use serde_json::Value;
 use sieve_ir::reference::Recognizer;
 use sieve_jsonschema::{compile, Options};
 
-pub(crate) const FILES: [&str; 25] = [
+pub(crate) const FILES: [&str; 26] = [
     "additionalProperties.json",
     "allOf.json",
     "anchor.json",
@@ -28,6 +28,7 @@ pub(crate) const FILES: [&str; 25] = [
     "minContains.json",
     "minItems.json",
     "minProperties.json",
+    "not.json",
     "oneOf.json",
     "patternProperties.json",
     "prefixItems.json",

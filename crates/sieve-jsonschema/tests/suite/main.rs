@@ -423,7 +423,35 @@ fn composition() {
         &[json!(1), json!(2)],
         &[json!("a"), json!(3)],
     );
-    for keyword in ["not", "if", "dependentRequired", "unevaluatedProperties"] {
+    check(
+        json!({"not": {"type": ["string", "null"]}}),
+        &[json!(1), json!([]), json!({})],
+        &[json!("a"), json!(null)],
+    );
+    check(
+        json!({"not": {"type": "integer"}, "type": ["number", "string"]}),
+        &[json!("a")],
+        &[json!(1)],
+    );
+    check(
+        json!({"not": {"required": ["a"]}}),
+        &[json!({}), json!({"b": 1}), json!({"ab": 1})],
+        &[json!({"a": 1}), json!(1), json!("s")],
+    );
+    check(
+        json!({"properties": {"a": {"type": "integer"}}, "not": {"required": ["a"]}}),
+        &[json!({"b": 1})],
+        &[json!({"a": 1})],
+    );
+    check(json!({"not": false, "type": "null"}), &[json!(null)], &[]);
+    check_error(json!({"not": {}}), ErrorKind::Unsatisfiable, "", "");
+    check_error(
+        json!({"not": {"minimum": 3}}),
+        ErrorKind::Unsupported,
+        "not",
+        "/not",
+    );
+    for keyword in ["if", "dependentRequired", "unevaluatedProperties"] {
         check_error(
             json!({"properties": {"x": {keyword: {}}}}),
             ErrorKind::Unsupported,
@@ -548,7 +576,7 @@ fn lenient_mode_warns_and_drops() {
         ..Options::default()
     };
     let schema =
-        json!({"properties": {"a": {"not": {"type": "string"}}, "b": {"uniqueItems": true}}});
+        json!({"properties": {"a": {"not": {"minimum": 3}}, "b": {"uniqueItems": true}}});
     let compiled = compile(&schema, &options).unwrap();
     let pointers: Vec<_> = compiled
         .warnings
