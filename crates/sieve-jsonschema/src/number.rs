@@ -36,9 +36,9 @@
 //! becomes `m / gcd(m, 10^-e)`, and a divisor that reduces to 1 costs nothing.
 //!
 //! Refused: `multipleOf` whose significant digits `m` exceed [`MAX_DIVISOR`] (`Unsupported`:
-//! `0.123456789`; `1e300` is fine), or whose
-//! automaton exceeds [`modulo::MAX_STATES`] states (`Limit`); an empty interval or no
-//! multiple inside it is `Unsatisfiable`; `multipleOf <= 0` is `Invalid`.
+//! `0.123456789`; `1e300` is fine), or whose automaton exceeds [`modulo::MAX_STATES`] states
+//! (`Limit`); an empty interval or no multiple inside it is `Unsatisfiable`;
+//! `multipleOf <= 0` is `Invalid`.
 
 mod decimal;
 mod modulo;
