@@ -264,8 +264,8 @@ pub(crate) fn pattern_matches(
         ));
     }
     let node = pattern::parse(pattern).map_err(|e| pattern_error(pointer, keyword, e))?;
-    let nfa = Nfa::new(&node.unanchored(), Limits::default().fuel)
-        .map_err(|e| pattern_error(pointer, keyword, e))?;
+    let nfa =
+        Nfa::new(&node.unanchored(), 1 << 18).map_err(|e| pattern_error(pointer, keyword, e))?;
     Ok(nfa.is_match(value))
 }
 
