@@ -88,6 +88,10 @@ impl Refs {
 
     /// The base URI in force inside `value` when the enclosing base is `base`.
     fn apply_id(&self, base: &str, value: &Value) -> String {
+        if self.legacy_ids && value.get("$ref").is_some() {
+            // Draft-07: `$ref` makes every sibling keyword, `$id` included, ignored.
+            return base.to_owned();
+        }
         match value.get("$id").and_then(Value::as_str) {
             Some(id) if !(self.legacy_ids && id.starts_with('#')) => {
                 let resolved = resolve(base, id);

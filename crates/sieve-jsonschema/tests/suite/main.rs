@@ -575,8 +575,7 @@ fn lenient_mode_warns_and_drops() {
         lenient: true,
         ..Options::default()
     };
-    let schema =
-        json!({"properties": {"a": {"not": {"minimum": 3}}, "b": {"uniqueItems": true}}});
+    let schema = json!({"properties": {"a": {"not": {"minimum": 3}}, "b": {"uniqueItems": true}}});
     let compiled = compile(&schema, &options).unwrap();
     let pointers: Vec<_> = compiled
         .warnings

@@ -253,11 +253,17 @@ fn check_samples(schema: &Value, options: &Options) -> usize {
 fn samples_of_fixture_schemas_are_valid() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let mut judged = 0;
-    for file in super::fixtures::FILES {
-        let cases: Value =
-            serde_json::from_str(&std::fs::read_to_string(dir.join(file)).unwrap()).unwrap();
-        for group in cases.as_array().unwrap() {
-            judged += check_samples(&group["schema"], &Options::default());
+    let files = super::fixtures::FILES
+        .iter()
+        .map(|f| (f.to_string(), false))
+        .chain(
+            super::fixtures::DRAFT7_FILES
+                .iter()
+                .map(|f| (format!("draft7/{f}"), true)),
+        );
+    for (file, draft7) in files {
+        for (_, schema, _) in super::fixtures::load(&dir.join(file), draft7) {
+            judged += check_samples(&schema, &Options::default());
         }
     }
     assert!(judged > 500, "only {judged} samples judged");
