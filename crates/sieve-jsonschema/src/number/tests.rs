@@ -352,11 +352,29 @@ impl Rng {
 
 #[test]
 fn wide_bounds_sampled_against_the_oracle() {
+    sampled_against_the_oracle(0x51de, false);
+}
+
+#[test]
+fn bounds_with_exponents_sampled_against_the_oracle() {
+    sampled_against_the_oracle(0xe4b, true);
+}
+
+/// Random wide bounds (with exponents: `12.5e-3`), half with a divisor: sampled sentences
+/// and spellings near the bounds against the oracle.
+fn sampled_against_the_oracle(seed: u64, exponents: bool) {
     const DIVISORS: &[&str] = &["3", "0.5", "0.25", "0.07", "12", "0.001", "1"];
-    let mut rng = Rng(0x51de);
+    let mut rng = Rng(seed);
     let mut accepted = 0;
+    let bound = |rng: &mut Rng| {
+        let mut d = rng.wide_decimal();
+        if exponents {
+            d.push_str(&format!("e{}", rng.below(9) as i64 - 4));
+        }
+        d
+    };
     for case in 0..80 {
-        let (a, b) = (rng.wide_decimal(), rng.wide_decimal());
+        let (a, b) = (bound(&mut rng), bound(&mut rng));
         let (lo, hi) = match cmp_values(value(a.as_bytes()).unwrap(), value(b.as_bytes()).unwrap())
         {
             Ordering::Greater => (b, a),
