@@ -153,7 +153,15 @@ fn pattern_matches(
     let recognizer = match c.patterns.get(schema) {
         Some(recognizer) => recognizer.clone(),
         None => {
-            let recognizer = Rc::new(pattern_recognizer(pattern, schema)?);
+            let recognizer = match pattern_recognizer(pattern, schema) {
+                Ok(recognizer) => Rc::new(recognizer),
+                Err(error) => {
+                    // Lenient: an unsupported pattern is taken to match nothing here (its
+                    // schema is not applied: a superset).
+                    c.refuse_error(error)?;
+                    return Ok(false);
+                }
+            };
             c.patterns.insert(schema.to_owned(), recognizer.clone());
             recognizer
         }
@@ -349,7 +357,8 @@ fn extras(
                     keyword: "patternProperties".to_owned(),
                     ..error
                 })?;
-                continue;
+                // Lenient: any key but the declared names (a superset of the pattern's).
+                except(c, names, ptr)?
             }
         };
         alternatives.push(c.layout.member(key, value));

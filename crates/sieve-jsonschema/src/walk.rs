@@ -466,8 +466,11 @@ impl<'a> Compiler<'a> {
                     ));
                 };
                 let base = self.base_at(&elem.ptr);
-                let target = self.refs.resolve(self.doc, &base, reference, &elem.ptr)?;
-                stack.push(Elem::new(target));
+                match self.refs.resolve(self.doc, &base, reference, &elem.ptr) {
+                    Ok(target) => stack.push(Elem::new(target)),
+                    // Lenient: a remote reference is dropped (any value there).
+                    Err(error) => self.refuse_error(error)?,
+                }
                 if self.draft == Draft::Draft7 {
                     keep = false;
                 }

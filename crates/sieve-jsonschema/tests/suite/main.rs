@@ -590,6 +590,13 @@ fn lenient_mode_warns_and_drops() {
         ]
     );
     assert!(compile(&schema, &Options::default()).is_err());
+    // A remote reference is dropped: any value there.
+    let schema = json!({"properties": {"a": {"$ref": "https://example.com/x.json"}}});
+    let compiled = compile(&schema, &options).unwrap();
+    assert_eq!(compiled.warnings.len(), 1);
+    assert_eq!(compiled.warnings[0].pointer, "/properties/a/$ref");
+    let r = Recognizer::new(&compiled.grammar).unwrap();
+    assert!(r.accepts(br#"{"a":[1]}"#));
 }
 
 #[test]
