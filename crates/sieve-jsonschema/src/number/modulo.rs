@@ -1,18 +1,20 @@
-//! `multipleOf`: spellings of non-negative multiples of `m × 10^-s` in an interval, as a
-//! deterministic automaton emitted as right-linear rules.
+//! `multipleOf`: spellings of non-negative multiples of `m × 10^k` or `m × 10^-s` in an
+//! interval, as a deterministic automaton emitted as right-linear rules.
 //!
 //! A value `v` spelled `I.F` is a multiple of `m × 10^-s` iff the digits of `F` past the
-//! `s`-th are all zero and the integer `I F[..s]` (padded with zeros to `s` fraction digits)
-//! is `≡ 0 (mod m)`. Reading a spelling left to right, the automaton's state is the product
-//! of the interval comparison (integer digits read so far and their lexicographic standing
-//! against each bound's integer part, then the fraction's standing against each bound's
-//! fraction) and the residue mod `m`. Only reachable, productive states are kept; the
-//! automaton is then minimised (Hopcroft) so divisors like `1000` cost a handful of rules,
-//! not a thousand. Each state becomes one rule `S ::= [digits] T | … | ε`.
+//! `s`-th are all zero and the integer `N = I F[..s]` (padded with zeros to `s` fraction
+//! digits) is `≡ 0 (mod m)`; it is a multiple of `m × 10^k` iff `F` is all zeros and `I` is
+//! `P` followed by `k` zeros with `P ≡ 0 (mod m)`. Reading a spelling left to right, the
+//! automaton's state is the product of the interval comparison (integer digits read so far
+//! and their lexicographic standing against each bound's integer part, then the fraction's
+//! standing against each bound's fraction) and the residue ([`Res`]: `P mod m` and up to `k`
+//! trailing zeros set aside — so `1000` or `1e300` cost `k + 1` residues, not `10^k`). Only
+//! reachable, productive states are kept; the automaton is then minimised (Hopcroft). Each
+//! state becomes one rule `S ::= [digits] T | … | ε`.
 //!
 //! Invariants: a spelling is accepted iff it is in `(0|[1-9][0-9]*)(\.[0-9]+)?` (no fraction
-//! when `fraction` is off), its value lies in the interval, and it is a multiple. The number
-//! of states explored is at most [`MAX_STATES`]; past it the build stops with `None`.
+//! when `fraction` is off), its value lies in the interval, and it is a multiple. At most
+//! [`MAX_STATES`] states are explored; past it the build stops with [`Outcome::TooLarge`].
 
 use std::cmp::Ordering;
 use std::collections::HashMap;
