@@ -92,9 +92,9 @@ pub struct EarleyGrammar {
     pub(crate) nullable: Vec<bool>,
     pub(crate) root: u32,
     pub(crate) config: Config,
-    /// Per state, the bytes that can come next when an item leaves the rule there (see
-    /// `within.rs`).
-    pub(crate) exit_bytes: Vec<ByteClass>,
+    /// Per rule, FIRST and FOLLOW over bytes (see `within.rs`).
+    pub(crate) first: Vec<ByteClass>,
+    pub(crate) follow: Vec<ByteClass>,
 }
 
 fn to_u32(n: usize) -> u32 {
@@ -132,7 +132,8 @@ impl EarleyGrammar {
             nullable: vec![false; automata.len()],
             root: to_u32(fsms.root().index()),
             config,
-            exit_bytes: Vec::new(),
+            first: Vec::new(),
+            follow: Vec::new(),
         };
         let mut class_ids: HashMap<ByteClass, u32> = HashMap::new();
         for (rule, automaton) in automata.iter().enumerate() {
@@ -215,7 +216,7 @@ impl EarleyGrammar {
         if root_nullable {
             g.nullable[g.root as usize] = true;
         }
-        g.exit_bytes = crate::within::exit_bytes(&g);
+        (g.first, g.follow) = crate::within::first_and_follow(&g);
         g
     }
 

@@ -1,40 +1,50 @@
-//! Scanning inside one rule's automaton, without the Earley machinery: what the token-mask
-//! cache (`sieve-matcher`) precomputes per state.
+//! Walking byte strings through the grammar's automata without the Earley machinery: what
+//! the token-mask cache (`sieve-matcher`) precomputes per state.
 //!
-//! From a scan item in state `s`, a byte string either stays inside the rule's automaton (each
-//! byte follows a byte edge), or reaches a state where the item could *leave* it — complete
-//! the rule (an accepting state), descend into another rule (a rule edge), or follow an ε
-//! edge — or dies. Leaving before byte `b` is only possible if `b` can follow the exit:
-//! FOLLOW(rule) after completing, FIRST(B) when descending into `B`
-//! ([`EarleyGrammar::can_leave_before`]). Only leaving needs the rest of the Earley set, so:
+//! From a scan item in state `s`, a [`StaticWalk`] follows a byte string through `s`'s
+//! automaton and, downwards, into the rules it refers to: descending into `B` at an edge
+//! `q -B-> t` pushes `t` on a walk-local stack, and completing `B` pops it. None of that
+//! depends on the rest of the Earley set — Earley would predict `B` there and complete back to
+//! `t` alike. Only completing `s`'s own rule (the stack empty) continues in contexts the walk
+//! cannot see; it is possible before byte `b` only if `b` is in FOLLOW of the rule. So:
 //!
-//! - a token whose bytes all follow byte edges from `s` is accepted whenever an item in `s`
-//!   is in the top set (every stored item can be continued, see the crate docs);
-//! - a token that dies inside the automaton, where no state after its first byte could leave
-//!   it before the byte that followed, gets nothing from the items in `s`;
-//! - anything else depends on the other items.
+//! - a byte string the walk consumes in full is accepted whenever an item in `s` is in the
+//!   top set (every stored item can be continued, see the crate docs);
+//! - a byte string on which every path dies, with no possible upward exit (and no descent the
+//!   walk gave up on) before the byte that followed, gets nothing from the items in `s`;
+//! - anything else depends on the other items: the walk's frontier says `left`.
 //!
-//! Counted states have no byte edges, so they never head a scan item.
+//! The walk gives up — and says `left` — where exploring would be unbounded or is not
+//! implemented: descents into counted or nullable rules, ε edges, stacks deeper than
+//! [`MAX_STACK`], more than [`MAX_CONFIGS`] configurations. Giving up only makes a token
+//! uncertain, never wrongly decided.
+//!
+//! At the first byte the walk uses `s`'s byte edges only: the set's own closure already
+//! predicted every rule `s` refers to and completed every rule that ends at `s`, and those
+//! items are scan items with walks of their own.
+
+use std::collections::HashMap;
 
 use sieve_ir::ByteClass;
 
 use crate::grammar::{EarleyGrammar, NOT_COUNTED};
 use crate::Parser;
 
-impl EarleyGrammar {
-    /// Whether an item in `state` can leave its rule there with `next` as the following byte
-    /// (FIRST/FOLLOW over-approximations: `false` proves the exit dead, `true` does not prove
-    /// it alive).
-    pub fn can_leave_before(&self, state: u32, next: u8) -> bool {
-        self.exit_bytes[state as usize].contains(next)
-    }
+/// The deepest walk-local stack of pending rule returns.
+pub const MAX_STACK: usize = 16;
+/// The most configurations a frontier holds.
+pub const MAX_CONFIGS: usize = 64;
 
+impl EarleyGrammar {
     /// Appends to `out` the target of every byte edge of `state` that contains `byte`.
-    pub fn scan_targets(&self, state: u32, byte: u8, out: &mut Vec<u32>) {
+    fn scan_targets(&self, state: u32, byte: u8, out: &mut Vec<Config>) {
         let info = &self.states[state as usize];
         for edge in self.byte_edges(info) {
             if edge.lo <= byte && byte <= edge.hi {
-                out.push(edge.target);
+                out.push(Config {
+                    state: edge.target,
+                    stack: 0,
+                });
             }
         }
     }
@@ -48,14 +58,168 @@ impl Parser {
     }
 }
 
-/// Per state, the bytes that can follow when an item leaves its rule there: FOLLOW(rule) if
-/// the state accepts, FIRST(B) for each rule edge to `B`, and every byte when that cannot be
-/// bounded (ε edges, a nullable `B`, counted states). FIRST and FOLLOW are the usual
-/// grammar-wide sets over first bytes, computed as least fixpoints; they over-approximate
-/// what any context allows, which is what makes "the next byte is not in here" a proof that
-/// the exit is dead.
-pub(crate) fn exit_bytes(g: &EarleyGrammar) -> Vec<ByteClass> {
-    let all = ByteClass::range(0, 255);
+/// A walk position: a state and the walk-local stack of return states (an id into the
+/// walk's stack table; 0 is the empty stack).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+struct Config {
+    state: u32,
+    stack: u32,
+}
+
+/// Where a walk stands after some bytes: the configurations still alive, and whether an
+/// upward exit (or a place the walk gave up) was possible before one of the bytes.
+#[derive(Clone, Debug, Default)]
+pub struct Frontier {
+    configs: Vec<Config>,
+    left: bool,
+}
+
+impl Frontier {
+    /// Whether no configuration is alive.
+    pub fn is_dead(&self) -> bool {
+        self.configs.is_empty()
+    }
+
+    /// Whether the walk could have left the starting rule (or gave up) before some byte.
+    pub fn left(&self) -> bool {
+        self.left
+    }
+}
+
+/// Walks byte strings from scan states through the automata, descending into rules (module
+/// docs). Holds the table of stacks, shared by every frontier it made.
+#[derive(Debug)]
+pub struct StaticWalk<'g> {
+    g: &'g EarleyGrammar,
+    /// Stack `i > 0` is `(parent stack, return state, depth)`; hash-consed by `index`.
+    stacks: Vec<(u32, u32, u32)>,
+    index: HashMap<(u32, u32), u32>,
+    worklist: Vec<Config>,
+    closed: Vec<Config>,
+}
+
+impl<'g> StaticWalk<'g> {
+    /// A walk over `g`'s automata.
+    pub fn new(g: &'g EarleyGrammar) -> StaticWalk<'g> {
+        StaticWalk {
+            g,
+            stacks: vec![(0, 0, 0)],
+            index: HashMap::new(),
+            worklist: Vec::new(),
+            closed: Vec::new(),
+        }
+    }
+
+    /// The frontier before any byte, from a scan item in `state`.
+    pub fn start(&self, state: u32) -> Frontier {
+        Frontier {
+            configs: vec![Config { state, stack: 0 }],
+            left: false,
+        }
+    }
+
+    fn push_stack(&mut self, parent: u32, ret: u32) -> Option<u32> {
+        let depth = self.stacks[parent as usize].2 + 1;
+        if depth as usize > MAX_STACK {
+            return None;
+        }
+        let next = self.stacks.len() as u32;
+        Some(*self.index.entry((parent, ret)).or_insert_with(|| {
+            self.stacks.push((parent, ret, depth));
+            next
+        }))
+    }
+
+    /// The frontier after `byte`. `first` says whether `byte` is the first of the string
+    /// (then only the starting state's byte edges apply; see the module docs).
+    pub fn step(&mut self, from: &Frontier, byte: u8, first: bool) -> Frontier {
+        let mut left = from.left;
+        self.closed.clear();
+        if first {
+            self.closed.extend_from_slice(&from.configs);
+        } else {
+            left |= self.close(&from.configs, byte);
+        }
+        let mut next = Vec::new();
+        for i in 0..self.closed.len() {
+            let config = self.closed[i];
+            let before = next.len();
+            self.g.scan_targets(config.state, byte, &mut next);
+            for target in &mut next[before..] {
+                target.stack = config.stack;
+            }
+        }
+        next.sort_unstable();
+        next.dedup();
+        if next.len() > MAX_CONFIGS {
+            next.truncate(MAX_CONFIGS);
+            left = true;
+        }
+        Frontier {
+            configs: next,
+            left,
+        }
+    }
+
+    /// Fills `closed` with the configurations reachable from `configs` by descents,
+    /// completions with a pending return, and ε edges, before `byte`. Returns whether an
+    /// upward exit was possible before `byte`, or the walk gave up somewhere.
+    fn close(&mut self, configs: &[Config], byte: u8) -> bool {
+        let g = self.g;
+        let mut left = false;
+        self.worklist.clear();
+        self.worklist.extend_from_slice(configs);
+        let mut seen: Vec<Config> = Vec::new();
+        while let Some(config) = self.worklist.pop() {
+            if seen.contains(&config) {
+                continue;
+            }
+            seen.push(config);
+            if seen.len() > 4 * MAX_CONFIGS {
+                return true;
+            }
+            self.closed.push(config);
+            let info = g.states[config.state as usize];
+            if info.counted != NOT_COUNTED || info.eps.0 != info.eps.1 {
+                left = true;
+                continue;
+            }
+            if info.accepting {
+                if config.stack == 0 {
+                    left |= g.follow[info.rule as usize].contains(byte);
+                } else {
+                    let (parent, ret, _) = self.stacks[config.stack as usize];
+                    self.worklist.push(Config {
+                        state: ret,
+                        stack: parent,
+                    });
+                }
+            }
+            for edge in g.rule_edges(&info) {
+                let rule = edge.rule as usize;
+                if !g.first[rule].contains(byte) {
+                    continue;
+                }
+                let start = g.start[rule];
+                let simple = g.states[start as usize].counted == NOT_COUNTED && !g.nullable[rule];
+                match self.push_stack(config.stack, edge.target) {
+                    Some(stack) if simple => self.worklist.push(Config {
+                        state: start,
+                        stack,
+                    }),
+                    _ => left = true,
+                }
+            }
+        }
+        left
+    }
+}
+
+/// FIRST and FOLLOW of every rule, over first bytes: the bytes a string of the rule can
+/// start with, and the bytes that can come right after one anywhere in the grammar. Least
+/// fixpoints; they over-approximate every context, which is what makes "the next byte is not
+/// in FOLLOW" a proof that completing the rule there is dead.
+pub(crate) fn first_and_follow(g: &EarleyGrammar) -> (Vec<ByteClass>, Vec<ByteClass>) {
     let rules = g.start.len();
     // state_first[q]: first bytes of the non-empty strings from q to the end of its rule,
     // continued through rule edges; rule_first[r] = state_first[start[r]].
@@ -134,24 +298,5 @@ pub(crate) fn exit_bytes(g: &EarleyGrammar) -> Vec<ByteClass> {
             break;
         }
     }
-    g.states
-        .iter()
-        .map(|info| {
-            if info.counted != NOT_COUNTED || info.eps.0 != info.eps.1 {
-                return all;
-            }
-            let mut exit = if info.accepting {
-                follow[info.rule as usize]
-            } else {
-                ByteClass::EMPTY
-            };
-            for edge in g.rule_edges(info) {
-                if g.nullable[edge.rule as usize] {
-                    return all;
-                }
-                exit = exit.union(&rule_first[edge.rule as usize]);
-            }
-            exit
-        })
-        .collect()
+    (rule_first, follow)
 }

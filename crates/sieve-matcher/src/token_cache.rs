@@ -4,7 +4,7 @@
 //!
 //! # Invariants
 //!
-//! For a scan item in state `s` (see `sieve_earley`'s `within` module for the argument):
+//! For a scan item in state `s` (see `sieve_earley::StaticWalk` for the argument):
 //!
 //! - every token in `accepted` is accepted whenever an item in `s` is in the top set;
 //! - every text token in neither `accepted` nor `uncertain` gets nothing from items in `s`;
@@ -21,7 +21,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
-use sieve_earley::EarleyGrammar;
+use sieve_earley::{EarleyGrammar, Frontier, StaticWalk};
 use sieve_vocab::TokenTrie;
 
 /// Tokens, as a bitmask over ids when many, else as a sorted id list.
@@ -144,60 +144,31 @@ impl TokenCache {
     }
 }
 
-/// One byte depth of the classification walk.
-struct Level {
-    /// The states reached by the bytes so far (usually one: the automata are DFAs).
-    states: Vec<u32>,
-    /// Whether, at a depth from 1 to here, the item could have left the automaton with the
-    /// byte that followed.
-    left: bool,
-}
-
-/// Classifies every text token of `trie` from `state` by walking the trie with the rule's
-/// automaton, sharing prefixes and skipping subtrees that die.
+/// Classifies every text token of `trie` from `state` by walking the trie with a
+/// [`StaticWalk`], one frontier per byte depth, sharing prefixes and skipping subtrees that
+/// die.
 fn classify(grammar: &EarleyGrammar, trie: &TokenTrie, state: u32, words: usize) -> StateTokens {
-    let mut levels = vec![Level {
-        states: vec![state],
-        left: false,
-    }];
+    let mut walk = StaticWalk::new(grammar);
+    let mut levels: Vec<Frontier> = vec![walk.start(state)];
     let mut accepted = Vec::new();
     let mut uncertain: Vec<Range<u32>> = Vec::new();
-    let mut scratch = Vec::new();
     let mut i = 0;
     'tokens: while i < trie.len() {
         let bytes = trie.bytes_at(i);
         levels.truncate(1 + (levels.len() - 1).min(trie.lcp(i)));
         while levels.len() <= bytes.len() {
             let depth = levels.len() - 1;
-            let byte = bytes[depth];
-            let current = &levels[depth];
-            // Leaving the rule before this byte is possible only if the byte can follow the
-            // exit; at depth 0 the set's own closure already took every exit.
-            let left = current.left
-                || (depth > 0
-                    && current
-                        .states
-                        .iter()
-                        .any(|&s| grammar.can_leave_before(s, byte)));
-            scratch.clear();
-            for &s in &current.states {
-                grammar.scan_targets(s, byte, &mut scratch);
-            }
-            if scratch.is_empty() {
-                // Every token starting with bytes[..=depth] dies here.
+            let next = walk.step(&levels[depth], bytes[depth], depth == 0);
+            if next.is_dead() {
+                // Every token starting with bytes[..=depth] ends the same way.
                 let end = trie.skip_to(i + 1, depth + 1);
-                if left {
+                if next.left() {
                     push_range(&mut uncertain, i as u32..end as u32);
                 }
                 i = end;
                 continue 'tokens;
             }
-            scratch.sort_unstable();
-            scratch.dedup();
-            levels.push(Level {
-                states: scratch.clone(),
-                left,
-            });
+            levels.push(next);
         }
         accepted.push(trie.token(i).as_u32());
         i += 1;
