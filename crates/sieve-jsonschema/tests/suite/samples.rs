@@ -190,6 +190,7 @@ fn valid(
                 }
                 None => true,
             },
+            "not" => !sub(value, instance)?,
             "$ref" | "$defs" | "definitions" | "$schema" | "description" | "title"
             | "minContains" | "$comment" => true,
             _ => return None,
@@ -379,7 +380,7 @@ fn random_schema(rng: &mut Rng, depth: u32) -> Value {
     let keywords = 1 + rng.below(3);
     for _ in 0..keywords {
         let leaf = depth == 0;
-        match rng.below(if leaf { 8 } else { 18 }) {
+        match rng.below(if leaf { 10 } else { 23 }) {
             0 => {
                 map.insert("type".into(), json!(types[rng.below(7) as usize]));
             }
@@ -408,7 +409,19 @@ fn random_schema(rng: &mut Rng, depth: u32) -> Value {
             7 => {
                 map.insert("maxProperties".into(), json!(rng.below(3)));
             }
-            8 | 9 => {
+            18 | 8 => {
+                map.insert("not".into(), json!({"type": types[rng.below(7) as usize]}));
+            }
+            19 | 9 => {
+                map.insert(
+                    "not".into(),
+                    json!({"required": [names[rng.below(4) as usize]]}),
+                );
+            }
+            20 => {
+                map.insert("$ref".into(), json!("#"));
+            }
+            10 | 11 => {
                 let mut props = serde_json::Map::new();
                 for _ in 0..1 + rng.below(3) {
                     props.insert(
@@ -418,7 +431,7 @@ fn random_schema(rng: &mut Rng, depth: u32) -> Value {
                 }
                 map.insert("properties".into(), Value::Object(props));
             }
-            10 => {
+            12 => {
                 let s = if rng.below(2) == 0 {
                     json!(false)
                 } else {
@@ -426,24 +439,24 @@ fn random_schema(rng: &mut Rng, depth: u32) -> Value {
                 };
                 map.insert("additionalProperties".into(), s);
             }
-            11 => {
+            13 => {
                 map.insert("items".into(), random_schema(rng, depth - 1));
             }
-            12 => {
+            14 => {
                 let n = 1 + rng.below(2);
                 let list: Vec<Value> = (0..n).map(|_| random_schema(rng, depth - 1)).collect();
                 map.insert("prefixItems".into(), json!(list));
             }
-            13 | 14 => {
+            15 | 16 => {
                 let n = 1 + rng.below(3);
                 let list: Vec<Value> = (0..n).map(|_| random_schema(rng, depth - 1)).collect();
                 let key = ["anyOf", "allOf", "oneOf"][rng.below(3) as usize];
                 map.insert(key.into(), json!(list));
             }
-            15 => {
+            17 => {
                 map.insert("minProperties".into(), json!(rng.below(3)));
             }
-            16 => {
+            21 => {
                 map.insert("minItems".into(), json!(rng.below(3)));
             }
             _ => {
