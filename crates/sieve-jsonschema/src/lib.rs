@@ -53,7 +53,8 @@
 //! [`Options::max_whitespace`] whitespace bytes. Objects list declared properties in schema
 //! order, then the others ([`PropertyOrder::Any`]: any order, at most
 //! [`Options::max_any_order_properties`] declared properties). Documented rejected-valid gaps:
-//! a `const`/`enum` object must list its members in the value's own order; a `const`/`enum`
+//! a `const`/`enum` object must list its members in the value's own order (under
+//! [`PropertyOrder::Any`], objects of up to 8 members come in any order); a `const`/`enum`
 //! number is spelled as `serde_json` prints it (integral values also as `2` and `2.0`).
 //!
 //! Known limit of any grammar: additional (undeclared) keys are not checked against each

@@ -31,10 +31,10 @@ use crate::walk::{Compiler, Elem, Shape, ALL, STRING};
 use crate::{Error, ErrorKind, Escapes, PropertyOrder};
 
 /// One declared member: key and value grammars, and whether it must appear.
-struct Member {
-    key: Expr,
-    value: Expr,
-    required: bool,
+pub(crate) struct Member {
+    pub key: Expr,
+    pub value: Expr,
+    pub required: bool,
 }
 
 /// The object alternative of `shape`, or `None` when no object meets it.
@@ -473,7 +473,7 @@ fn schema_order(
 }
 
 /// The members after `{` in any order: a rule per (set of declared members used, count).
-fn any_order(
+pub(crate) fn any_order(
     c: &mut Compiler<'_>,
     members: Vec<Member>,
     extras: Option<Expr>,

@@ -737,13 +737,68 @@ impl<'a> Compiler<'a> {
         let _ = shape;
         let mut alternatives = Vec::with_capacity(kept.len());
         for value in kept {
-            let expr = self
-                .layout
-                .literal(value, self.limits().max_depth, values_ptr, "")?;
+            let expr = if self.options.property_order == crate::PropertyOrder::Any {
+                self.literal_any_order(value, self.limits().max_depth, values_ptr)?
+            } else {
+                self.layout
+                    .literal(value, self.limits().max_depth, values_ptr, "")?
+            };
             self.spend(expr.size(), values_ptr)?;
             alternatives.push(expr);
         }
         Ok(Expr::choice(alternatives))
+    }
+
+    /// A literal value under [`crate::PropertyOrder::Any`]: objects with at most
+    /// `max_any_order_properties` (and at most 8) members in any order (each member exactly
+    /// once), larger ones in their own order.
+    fn literal_any_order(&mut self, value: &Value, depth: usize, ptr: &str) -> Result<Expr, Error> {
+        let nested = |v: &Value| match v {
+            Value::Array(items) => !items.is_empty(),
+            Value::Object(map) => !map.is_empty(),
+            _ => false,
+        };
+        if depth == 0 || !nested(value) {
+            return self.layout.literal(value, depth.max(1), ptr, "");
+        }
+        match value {
+            Value::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    out.push(self.literal_any_order(item, depth - 1, ptr)?);
+                }
+                Ok(self.layout.bracket(b'[', out, b']'))
+            }
+            Value::Object(map) => {
+                let mut members = Vec::with_capacity(map.len());
+                for (key, item) in map {
+                    members.push(object::Member {
+                        key: crate::string::string_literal(key, self.layout.escapes),
+                        value: self.literal_any_order(item, depth - 1, ptr)?,
+                        required: true,
+                    });
+                }
+                // 2^n (n + 1) rules: at most 8 members, whatever the option says.
+                if members.len() < 2 || members.len() > self.options.max_any_order_properties.min(8)
+                {
+                    let out = members
+                        .into_iter()
+                        .map(|m| self.layout.member(m.key, m.value))
+                        .collect();
+                    return Ok(self.layout.bracket(b'{', out, b'}'));
+                }
+                let n = members.len() as u64;
+                let body = object::any_order(self, members, None, n, Some(n), ptr)?
+                    .expect("every permutation is allowed");
+                Ok(Expr::seq([
+                    Expr::bytes(*b"{"),
+                    body,
+                    self.layout.gap.clone(),
+                    Expr::bytes(*b"}"),
+                ]))
+            }
+            _ => self.layout.literal(value, depth, ptr, ""),
+        }
     }
 
     /// Which of `values` the set `elems` accepts, decided by compiling the set on its own

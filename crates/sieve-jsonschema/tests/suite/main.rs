@@ -305,6 +305,20 @@ fn objects_in_any_order() {
         &[r#"{"x":1,"a":1,"y":2}"#],
         &[r#"{"a":1,"x":1,"a":2}"#],
     );
+    // Literal objects too, nested ones included.
+    check_texts(
+        json!({"const": {"a": 1, "b": [{"c": 2, "d": 3}]}}),
+        &options,
+        &[
+            r#"{"b":[{"d":3,"c":2}],"a":1}"#,
+            r#"{"a":1,"b":[{"c":2,"d":3}]}"#,
+        ],
+        &[
+            r#"{"a":1}"#,
+            r#"{"a":1,"a":1,"b":[{"c":2,"d":3}]}"#,
+            r#"{"b":[{"d":3,"c":2}]}"#,
+        ],
+    );
     let many: serde_json::Map<String, Value> =
         (0..9).map(|i| (format!("p{i}"), json!({}))).collect();
     check_error_with(
