@@ -57,7 +57,7 @@ pub(crate) struct StringSpec<'a> {
 }
 
 /// The longest `pattern` accepted, in bytes.
-const MAX_PATTERN_LEN: usize = 1 << 14;
+const MAX_PATTERN_LEN: usize = 1 << 16;
 
 /// The most DFA states one string schema may have (before the product with a length counter).
 const MAX_DFA_STATES: usize = 4_096;
@@ -210,7 +210,12 @@ pub(crate) fn string_schema_limited(
                 err(
                     ErrorKind::Unsatisfiable,
                     blame,
-                    "no string matches the pattern and the format together".to_owned(),
+                    match (spec.pattern, spec.format) {
+                        (Some(_), Some(_)) => "no string matches both the pattern and the format",
+                        (Some(_), None) => "no string matches the pattern",
+                        _ => "no string matches the format",
+                    }
+                    .to_owned(),
                 )
             })?,
         ),

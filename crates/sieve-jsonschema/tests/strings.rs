@@ -250,7 +250,7 @@ fn errors_name_the_keyword() {
 
 #[test]
 fn long_patterns_and_literals_stay_bounded() {
-    let long = "a".repeat(20_000);
+    let long = "a".repeat(70_000);
     let err = compile(&json!({"pattern": long}), &Options::default()).unwrap_err();
     assert_eq!(err.kind, ErrorKind::Limit);
     // Over the automaton limits, a pattern alone is translated structurally, repetitions

@@ -14,8 +14,8 @@
 //!   terminator); look-around, back-references, word boundaries and legacy octal escapes are
 //!   refused with [`PatternErrorKind::Unsupported`], malformed patterns with
 //!   [`PatternErrorKind::Invalid`]. Two pieces of Annex B syntax whose meaning is not in doubt
-//!   are read as the character itself: identity escapes of punctuation (`\-`, `\@`) and a
-//!   lone `{`, `}` or `]`;
+//!   are read as the character itself: identity escapes of punctuation (`\-`, `\@`, `\_`), a
+//!   lone `{`, `}` or `]`, and a `-` next to a class escape in a class (`[\w-.]`);
 //! - `\p{…}` uses regex-syntax's Unicode tables (General_Category, Script, Script_Extensions,
 //!   binary properties), whose Unicode version may differ from a given ECMA engine's;
 //! - `^` and `$` are input assertions (no `m` flag); [`Dfa::build`] treats them exactly, wherever
@@ -563,7 +563,7 @@ impl Parser {
             }
             // Annex B identity escapes of punctuation (`\-`, `\:`, `\@`, …) mean the
             // character: unambiguous, and common in schemas written for non-`u` engines.
-            c if !c.is_alphanumeric() && c != '_' => ClassAtom::Char(c as u32),
+            c if !c.is_alphanumeric() => ClassAtom::Char(c as u32),
             c => return Err(invalid(format!("`\\{c}` is not an ECMA-262 escape"))),
         })
     }
@@ -591,7 +591,15 @@ impl Parser {
                     (ClassAtom::Char(_), ClassAtom::Char(_)) => {
                         return Err(invalid("range out of order in character class"))
                     }
-                    _ => return Err(invalid("a class escape cannot bound a range")),
+                    // Annex B: a class escape next to `-` makes the `-` a character.
+                    (first, second) => {
+                        for atom in [first, ClassAtom::Char('-' as u32), second] {
+                            match atom {
+                                ClassAtom::Char(c) => set.push((c, c)),
+                                ClassAtom::Set(s) => set.extend(s),
+                            }
+                        }
+                    }
                 }
             } else {
                 match first {
@@ -1158,7 +1166,7 @@ mod tests {
             ("a)", PatternErrorKind::Invalid),
             ("a**", PatternErrorKind::Invalid),
             ("{2}", PatternErrorKind::Invalid),
-            ("\\_", PatternErrorKind::Invalid),
+            ("\\q", PatternErrorKind::Invalid),
             ("^*", PatternErrorKind::Invalid),
             ("[b-a]", PatternErrorKind::Invalid),
             ("a{99999}", PatternErrorKind::Limit),
@@ -1176,6 +1184,8 @@ mod tests {
         assert!(!run(&d, "1\u{e9} x"));
         assert!(!run(&d, "1a \n"));
         assert!(run(&d, "1_\u{feff}\u{10000}"));
+        let d = dfa("^[\\w-.]$").unwrap();
+        assert!(run(&d, "-") && run(&d, ".") && run(&d, "_") && !run(&d, ","));
         let d = dfa("^[\\b\\d-]$").unwrap();
         assert!(run(&d, "\u{8}"));
         assert!(run(&d, "-"));
