@@ -36,6 +36,16 @@ pub const MAX_STACK: usize = 16;
 pub const MAX_CONFIGS: usize = 64;
 
 impl EarleyGrammar {
+    /// Whether `state` has byte edges only: it neither accepts, refers to a rule, has ε
+    /// edges, nor is counted.
+    fn is_plain(&self, state: u32) -> bool {
+        let info = &self.states[state as usize];
+        !info.accepting
+            && info.counted == NOT_COUNTED
+            && info.rules.0 == info.rules.1
+            && info.eps.0 == info.eps.1
+    }
+
     /// Appends to `out` the target of every byte edge of `state` that contains `byte`.
     fn scan_targets(&self, state: u32, byte: u8, out: &mut Vec<Config>) {
         let info = &self.states[state as usize];
@@ -130,9 +140,10 @@ impl<'g> StaticWalk<'g> {
         }))
     }
 
-    /// The frontier after `byte`. `first` says whether `byte` is the first of the string
-    /// (then only the starting state's byte edges apply; see the module docs).
-    pub fn step(&mut self, from: &Frontier, byte: u8, first: bool) -> Frontier {
+    /// Writes into `out` the frontier after `byte` (reusing its allocation). `first` says
+    /// whether `byte` is the first of the string (then only the starting state's byte edges
+    /// apply; see the module docs).
+    pub fn step_into(&mut self, from: &Frontier, byte: u8, first: bool, out: &mut Frontier) {
         let mut left = from.left;
         self.closed.clear();
         if first {
@@ -140,25 +151,23 @@ impl<'g> StaticWalk<'g> {
         } else {
             left |= self.close(&from.configs, byte);
         }
-        let mut next = Vec::new();
-        for i in 0..self.closed.len() {
-            let config = self.closed[i];
-            let before = next.len();
-            self.g.scan_targets(config.state, byte, &mut next);
-            for target in &mut next[before..] {
+        out.configs.clear();
+        for &config in &self.closed {
+            let before = out.configs.len();
+            self.g.scan_targets(config.state, byte, &mut out.configs);
+            for target in &mut out.configs[before..] {
                 target.stack = config.stack;
             }
         }
-        next.sort_unstable();
-        next.dedup();
-        if next.len() > MAX_CONFIGS {
-            next.truncate(MAX_CONFIGS);
+        if out.configs.len() > 1 {
+            out.configs.sort_unstable();
+            out.configs.dedup();
+        }
+        if out.configs.len() > MAX_CONFIGS {
+            out.configs.truncate(MAX_CONFIGS);
             left = true;
         }
-        Frontier {
-            configs: next,
-            left,
-        }
+        out.left = left;
     }
 
     /// Fills `closed` with the configurations reachable from `configs` by descents,
@@ -168,14 +177,19 @@ impl<'g> StaticWalk<'g> {
         let g = self.g;
         let mut left = false;
         self.worklist.clear();
-        self.worklist.extend_from_slice(configs);
-        let mut seen: Vec<Config> = Vec::new();
+        for &config in configs {
+            // A state with only byte edges closes to itself (frontiers are deduplicated).
+            if g.is_plain(config.state) {
+                self.closed.push(config);
+            } else {
+                self.worklist.push(config);
+            }
+        }
         while let Some(config) = self.worklist.pop() {
-            if seen.contains(&config) {
+            if self.closed.contains(&config) {
                 continue;
             }
-            seen.push(config);
-            if seen.len() > 4 * MAX_CONFIGS {
+            if self.closed.len() >= 4 * MAX_CONFIGS {
                 return true;
             }
             self.closed.push(config);

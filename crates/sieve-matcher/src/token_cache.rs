@@ -149,16 +149,24 @@ impl TokenCache {
 /// die.
 fn classify(grammar: &EarleyGrammar, trie: &TokenTrie, state: u32, words: usize) -> StateTokens {
     let mut walk = StaticWalk::new(grammar);
+    // levels[..live] are the frontiers of the current token's prefix; the rest are spare
+    // allocations.
     let mut levels: Vec<Frontier> = vec![walk.start(state)];
+    let mut live = 1;
     let mut accepted = Vec::new();
     let mut uncertain: Vec<Range<u32>> = Vec::new();
     let mut i = 0;
     'tokens: while i < trie.len() {
         let bytes = trie.bytes_at(i);
-        levels.truncate(1 + (levels.len() - 1).min(trie.lcp(i)));
-        while levels.len() <= bytes.len() {
-            let depth = levels.len() - 1;
-            let next = walk.step(&levels[depth], bytes[depth], depth == 0);
+        live = 1 + (live - 1).min(trie.lcp(i));
+        while live <= bytes.len() {
+            let depth = live - 1;
+            if levels.len() == live {
+                levels.push(Frontier::default());
+            }
+            let (done, spare) = levels.split_at_mut(live);
+            let next = &mut spare[0];
+            walk.step_into(&done[depth], bytes[depth], depth == 0, next);
             if next.is_dead() {
                 // Every token starting with bytes[..=depth] ends the same way.
                 let end = trie.skip_to(i + 1, depth + 1);
@@ -168,7 +176,7 @@ fn classify(grammar: &EarleyGrammar, trie: &TokenTrie, state: u32, words: usize)
                 i = end;
                 continue 'tokens;
             }
-            levels.push(next);
+            live += 1;
         }
         accepted.push(trie.token(i).as_u32());
         i += 1;
