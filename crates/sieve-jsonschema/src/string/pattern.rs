@@ -3,8 +3,8 @@
 //!
 //! Pipeline: pattern text → [`Node`] (this module's parser: ECMA-262 syntax read with the `u`
 //! flag — code points, `\u{…}`, `\p{…}` — and no other flag) → Thompson NFA over code-point
-//! classes → subset construction over the intervals every class agrees on → Moore
-//! minimisation → trimmed [`Dfa`].
+//! classes → subset construction over letters (groups of the intervals every class agrees on,
+//! grouped by the classes holding them) → Moore minimisation → trimmed [`Dfa`].
 //!
 //! Invariants:
 //! - the alphabet is the Unicode scalar values (U+0000–U+10FFFF less the surrogates): a JSON
@@ -868,27 +868,52 @@ impl Dfa {
             .map(|w| (w[0], w[1] - 1))
             .filter(|&(lo, _)| lo != 0xd800)
             .collect();
-        let n_intervals = intervals.len();
-        // contains[nfa][class] = the intervals inside that class.
+        // Letters: intervals grouped by the classes that contain them (every class treats the
+        // intervals of a letter alike), so a large class costs one letter, not hundreds.
+        let mut letter_of: HashMap<Vec<bool>, usize> = HashMap::new();
+        let mut letters: Vec<Vec<(u32, u32)>> = Vec::new();
+        let mut memberships: Vec<Vec<bool>> = Vec::new();
+        {
+            let all_classes: Vec<&Ranges> = nfas.iter().flat_map(|n| &n.classes).collect();
+            let mut inside: Vec<Vec<bool>> =
+                vec![Vec::with_capacity(all_classes.len()); intervals.len()];
+            for class in &all_classes {
+                let mut member = vec![false; intervals.len()];
+                for &(lo, hi) in *class {
+                    let first = intervals.partition_point(|&(_, h)| h < lo);
+                    for (i, &(ilo, _)) in intervals.iter().enumerate().skip(first) {
+                        if ilo > hi {
+                            break;
+                        }
+                        member[i] = true;
+                    }
+                }
+                for (i, m) in member.into_iter().enumerate() {
+                    inside[i].push(m);
+                }
+            }
+            for (i, membership) in inside.into_iter().enumerate() {
+                match letter_of.get(&membership) {
+                    Some(&l) => letters[l].push(intervals[i]),
+                    None => {
+                        letter_of.insert(membership.clone(), letters.len());
+                        letters.push(vec![intervals[i]]);
+                        memberships.push(membership);
+                    }
+                }
+            }
+        }
+        let n_intervals = letters.len();
+        // contains[nfa][class][letter]: whether the class holds the letter.
+        let mut offset = 0;
         let contains: Vec<Vec<Vec<bool>>> = nfas
             .iter()
             .map(|nfa| {
-                nfa.classes
-                    .iter()
-                    .map(|class| {
-                        let mut inside = vec![false; n_intervals];
-                        for &(lo, hi) in class {
-                            let first = intervals.partition_point(|&(_, h)| h < lo);
-                            for (i, &(ilo, _)) in intervals.iter().enumerate().skip(first) {
-                                if ilo > hi {
-                                    break;
-                                }
-                                inside[i] = true;
-                            }
-                        }
-                        inside
-                    })
-                    .collect()
+                let out = (0..nfa.classes.len())
+                    .map(|c| memberships.iter().map(|m| m[offset + c]).collect())
+                    .collect();
+                offset += nfa.classes.len();
+                out
             })
             .collect();
 
@@ -920,27 +945,37 @@ impl Dfa {
                 .map(|((nfa, core), seen)| nfa.closure(core, at_start, false, seen))
                 .collect();
             let mut row = vec![u32::MAX; n_intervals];
+            // Neighbouring intervals mostly lead to the same subset: compare with the previous
+            // interval's before hashing.
+            let mut target: Vec<Vec<usize>> = vec![Vec::new(); nfas.len()];
+            let mut previous: Option<(Vec<Vec<usize>>, u32)> = None;
             for (i, slot) in row.iter_mut().enumerate() {
-                let mut target = Vec::with_capacity(nfas.len());
-                for ((nfa, closure), inside) in nfas.iter().zip(&closures).zip(&contains) {
-                    let mut set: Vec<usize> = closure
-                        .iter()
-                        .filter_map(|&s| match nfa.states[s] {
-                            NState::Char(class, next) if inside[class][i] => Some(next),
-                            _ => None,
-                        })
-                        .collect();
+                let mut complete = true;
+                for (((nfa, closure), inside), set) in
+                    nfas.iter().zip(&closures).zip(&contains).zip(&mut target)
+                {
+                    set.clear();
+                    set.extend(closure.iter().filter_map(|&s| match nfa.states[s] {
+                        NState::Char(class, next) if inside[class][i] => Some(next),
+                        _ => None,
+                    }));
                     if set.is_empty() {
+                        complete = false;
                         break;
                     }
                     set.sort_unstable();
                     set.dedup();
-                    target.push(set);
                 }
-                if target.len() < nfas.len() {
+                if !complete {
                     continue;
                 }
-                let key: Key = (false, target);
+                if let Some((sets, id)) = &previous {
+                    if *sets == target {
+                        *slot = *id;
+                        continue;
+                    }
+                }
+                let key: Key = (false, target.clone());
                 let id = match ids.get(&key) {
                     Some(&id) => id,
                     None => {
@@ -955,12 +990,13 @@ impl Dfa {
                     }
                 };
                 *slot = id as u32;
+                previous = Some((target.clone(), id as u32));
             }
             accept.push(is_accept);
             table.push(row);
             next_state += 1;
         }
-        Ok(finish(&intervals, accept, table))
+        Ok(finish(&letters, accept, table))
     }
 }
 
@@ -998,7 +1034,7 @@ impl Dfa {
 }
 
 /// Trims, minimises (Moore) and groups the transitions of a subset-construction table.
-fn finish(intervals: &[(u32, u32)], accept: Vec<bool>, table: Vec<Vec<u32>>) -> Option<Dfa> {
+fn finish(intervals: &[Vec<(u32, u32)>], accept: Vec<bool>, table: Vec<Vec<u32>>) -> Option<Dfa> {
     let n = accept.len();
     // Co-reachability: states that can reach acceptance.
     let mut reverse: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -1038,19 +1074,51 @@ fn finish(intervals: &[(u32, u32)], accept: Vec<bool>, table: Vec<Vec<u32>>) -> 
         })
         .collect();
     // Moore refinement over live states.
+    // Intervals every state treats alike are one letter for the refinement: a large class
+    // (`\p{L}`, hundreds of ranges) then costs one column, not hundreds.
+    let mut column_ids: HashMap<Vec<u32>, usize> = HashMap::new();
+    let mut representatives: Vec<usize> = Vec::new();
+    for i in 0..intervals.len() {
+        let column: Vec<u32> = table.iter().map(|row| row[i]).collect();
+        column_ids.entry(column).or_insert_with(|| {
+            representatives.push(i);
+            representatives.len() - 1
+        });
+    }
+    let compressed: Vec<Vec<u32>> = table
+        .iter()
+        .map(|row| representatives.iter().map(|&i| row[i]).collect())
+        .collect();
+    // Rows as runs of equal targets: signatures cost the runs, not the letters.
+    let runs: Vec<Vec<(u32, u32)>> = compressed
+        .iter()
+        .map(|row| {
+            let mut out: Vec<(u32, u32)> = Vec::new();
+            for (i, &t) in row.iter().enumerate() {
+                if out.last().is_none_or(|&(_, last)| last != t) {
+                    out.push((i as u32, t));
+                }
+            }
+            out
+        })
+        .collect();
     let mut class: Vec<u32> = (0..n).map(|s| u32::from(accept[s])).collect();
     let mut count = 0;
     loop {
-        let mut ids: HashMap<(u32, Vec<u32>), u32> = HashMap::new();
+        let mut ids: HashMap<(u32, Vec<(u32, u32)>), u32> = HashMap::new();
         let mut next = vec![0u32; n];
         for s in 0..n {
             if !live[s] {
                 continue;
             }
-            let signature: Vec<u32> = table[s]
-                .iter()
-                .map(|&t| if t == dead { dead } else { class[t as usize] })
-                .collect();
+            // Canonical: adjacent runs whose targets share a class are merged.
+            let mut signature: Vec<(u32, u32)> = Vec::with_capacity(runs[s].len());
+            for &(start, t) in &runs[s] {
+                let c = if t == dead { dead } else { class[t as usize] };
+                if signature.last().is_none_or(|&(_, last)| last != c) {
+                    signature.push((start, c));
+                }
+            }
             let len = ids.len() as u32;
             next[s] = *ids.entry((class[s], signature)).or_insert(len);
         }
@@ -1088,8 +1156,8 @@ fn finish(intervals: &[(u32, u32)], accept: Vec<bool>, table: Vec<Vec<u32>>) -> 
             }
             let target = number[class[t as usize] as usize].expect("reached");
             match by_target.iter_mut().find(|(x, _)| *x == target) {
-                Some((_, ranges)) => ranges.push(intervals[k]),
-                None => by_target.push((target, vec![intervals[k]])),
+                Some((_, ranges)) => ranges.extend(&intervals[k]),
+                None => by_target.push((target, intervals[k].clone())),
             }
         }
         let transitions = by_target
