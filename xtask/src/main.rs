@@ -10,7 +10,8 @@
 //!   error, never a silent skip.
 //! - `cargo xtask schema-suites [SHARED_DIR] [--update]` — the JSON Schema front-end against
 //!   JSON-Schema-Test-Suite, SchemaStore and JSONSchemaBench, per-suite tables, and a ratchet
-//!   against `xtask/expected/schema-suites.tsv` (see `schema_suites`).
+//!   against `xtask/expected/schema-suites.tsv` (see `schema_suites`); `--suite=NAME` runs
+//!   one suite.
 
 mod corpus;
 mod schema_suites;
@@ -32,16 +33,20 @@ fn main() -> ExitCode {
         }
         Some("schema-suites") => {
             let update = args.iter().any(|a| a == "--update");
+            let only = args
+                .iter()
+                .find_map(|a| a.strip_prefix("--suite="))
+                .map(str::to_owned);
             let shared = args[1..]
                 .iter()
                 .find(|a| !a.starts_with("--"))
                 .map(PathBuf::from)
                 .unwrap_or_else(|| workspace_root().join("../shared"));
             let expected = workspace_root().join("xtask/expected/schema-suites.tsv");
-            schema_suites::run(&shared, &expected, update)
+            schema_suites::run(&shared, &expected, update, only.as_deref())
         }
         _ => Err(
-            "usage: cargo xtask (tidy | corpus [SHARED_DIR] | schema-suites [SHARED_DIR] [--update])"
+            "usage: cargo xtask (tidy | corpus [SHARED_DIR] | schema-suites [SHARED_DIR] [--update] [--suite=NAME])"
                 .to_owned(),
         ),
     };

@@ -122,6 +122,43 @@ fn walks_report_exact_allowed_counts_and_stable_hashes() {
 }
 
 #[test]
+fn json_schema_is_preferred_and_compiled_with_the_json_options() {
+    let dir = workspace("bench-json-schema");
+    std::fs::write(dir.join("schema.json"), r#"{"type": "integer"}"#).unwrap();
+    let grammars = json!({
+        "json_schema": dir.join("schema.json"),
+        "regex": dir.join("regex.txt"),
+    });
+    // "121", then EOS.
+    let samples = json!([{"index": 0, "tokens": [ONE_TWO, ONE]}]);
+    for whitespace in ["compact", "flexible"] {
+        let mut request = request(&dir, grammars.clone(), samples.clone());
+        request["json_options"] =
+            json!({"whitespace": whitespace, "item_separator": ",", "key_separator": ":"});
+        let (code, lines) = bench(&dir, &request);
+        assert_eq!(code, 0, "{lines:?}");
+        assert_eq!(of_type(&lines, "engine")[0]["grammar_kind"], "json_schema");
+        assert!(of_type(&lines, "error").is_empty(), "{lines:?}");
+        let steps = of_type(&lines, "step");
+        // Start: 1, 2, 12, "-". After "12" and after "121": 1, 2, 12 and EOS (the vocabulary
+        // has no whitespace token, so flexible mode allows the same tokens).
+        let allowed: Vec<u64> = steps[..3]
+            .iter()
+            .map(|s| s["allowed"].as_u64().unwrap())
+            .collect();
+        assert_eq!(allowed, [4, 4, 4], "{whitespace}");
+        assert!(steps.iter().all(|s| s["ok"] == true));
+    }
+    let mut request = request(&dir, grammars, samples);
+    request["json_options"] = json!({"whitespace": "sideways"});
+    let (code, lines) = bench(&dir, &request);
+    assert_eq!(code, 2);
+    assert!(lines.iter().any(|l| l["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("sideways"))));
+}
+
+#[test]
 fn a_token_outside_the_mask_fails_its_sample_only() {
     let dir = workspace("bench-fail");
     let grammars = json!({ "regex": dir.join("regex.txt") });

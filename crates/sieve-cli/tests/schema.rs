@@ -74,3 +74,65 @@ fn schema_conflicts_with_the_other_sources() {
     let (code, _, _) = sieve(&["match", "--schema", shown, "--order", "sideways"]);
     assert_eq!(code, 2);
 }
+
+#[test]
+fn match_follows_the_layout_options() {
+    let path = schema_file(
+        "object.json",
+        r#"{"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+            "required": ["a", "b"], "additionalProperties": false}"#,
+    );
+    let shown = path.to_str().unwrap();
+    let run = |extra: &[&str], text: &str| {
+        let mut args = vec!["match", "--schema", shown, "--text", text];
+        args.extend_from_slice(extra);
+        let (code, stdout, stderr) = sieve(&args);
+        assert!(stderr.is_empty(), "{stderr}");
+        (code, stdout)
+    };
+    assert_eq!(run(&[], r#"{"a":1,"b":"x"}"#), (0, "accepted\n".to_owned()));
+    assert_eq!(
+        run(&[], r#"{"a":"1","b":"x"}"#),
+        (1, "rejected at byte 5\n".to_owned())
+    );
+    // Property order: the schema's by default, any with --order any.
+    assert_eq!(run(&[], r#"{"b":"x","a":1}"#).0, 1);
+    assert_eq!(run(&["--order", "any"], r#"{"b":"x","a":1}"#).0, 0);
+    // Whitespace: none by default, some with --whitespace flexible.
+    assert_eq!(run(&[], r#"{"a": 1,"b":"x"}"#).0, 1);
+    assert_eq!(
+        run(&["--whitespace", "flexible"], r#"{"a": 1, "b": "x"}"#).0,
+        0
+    );
+    // Escapes: any spelling by default, one with --escapes canonical.
+    assert_eq!(run(&[], r#"{"a":1,"b":"\u0078"}"#).0, 0);
+    assert_eq!(
+        run(&["--escapes", "canonical"], r#"{"a":1,"b":"\u0078"}"#).0,
+        1
+    );
+}
+
+#[test]
+fn check_summarises_and_lenient_mode_warns() {
+    let path = schema_file(
+        "not.json",
+        r#"{"type": "object", "properties": {"a": {"not": {"type": "string"}}}}"#,
+    );
+    let shown = path.to_str().unwrap();
+    let (code, _, stderr) = sieve(&["check", "--schema", shown]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.starts_with(&format!("{shown}: /properties/a/not: not: ")),
+        "{stderr}"
+    );
+    let (code, stdout, stderr) = sieve(&["check", "--schema", shown, "--lenient"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.starts_with(&format!("{shown}: ok: ")), "{stdout}");
+    assert!(
+        stderr.starts_with(&format!("{shown}: /properties/a/not: not: not enforced: ")),
+        "{stderr}"
+    );
+    let (code, stdout, _) = sieve(&["ir", "--schema", shown, "--lenient", "--stage", "fsm"]);
+    assert_eq!(code, 0);
+    assert!(!stdout.is_empty());
+}

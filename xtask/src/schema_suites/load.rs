@@ -116,6 +116,7 @@ impl Job {
         match &self.kind {
             JobKind::TestSuite(path) => {
                 let value = read_json(path)?;
+                let dialect = (self.group == "draft7").then_some(DRAFT7);
                 let cases = value.as_array().ok_or("not an array of cases")?;
                 Ok(cases
                     .iter()
@@ -125,7 +126,7 @@ impl Job {
                         description: str_field(case, "description"),
                         schema: case
                             .get("schema")
-                            .cloned()
+                            .map(|schema| with_dialect(schema, dialect))
                             .ok_or_else(|| "no schema".to_owned()),
                         instances: labelled(case),
                     })
@@ -170,6 +171,21 @@ impl Job {
             }
         }
     }
+}
+
+/// The draft-07 meta-schema's URI.
+const DRAFT7: &str = "http://json-schema.org/draft-07/schema#";
+
+/// The test suite's schemas leave out `$schema`: a runner is to assume the draft of the folder.
+/// So draft-07 schemas get `$schema` (keywords like `$ref` mean something else there).
+fn with_dialect(schema: &Value, dialect: Option<&str>) -> Value {
+    let mut schema = schema.clone();
+    if let (Some(dialect), Some(object)) = (dialect, schema.as_object_mut()) {
+        if !object.contains_key("$schema") {
+            object.insert("$schema".to_owned(), Value::from(dialect));
+        }
+    }
+    schema
 }
 
 /// The `tests` array of a case or a bench file.

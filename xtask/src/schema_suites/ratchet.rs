@@ -88,6 +88,11 @@ impl Table {
         Ok(Table(table))
     }
 
+    /// Keeps the schemas of `suite` only.
+    pub fn retain_suite(&mut self, suite: &str) {
+        self.0.retain(|(s, _, _), _| s == suite);
+    }
+
     /// Writes the file.
     pub fn write(&self, path: &Path) -> Result<(), String> {
         let mut text = HEADER.to_owned();
