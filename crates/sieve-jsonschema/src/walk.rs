@@ -813,17 +813,32 @@ impl<'a> Compiler<'a> {
         ptr: &str,
         depth: usize,
     ) -> Result<Vec<bool>, Error> {
-        let options = Options {
-            whitespace: crate::Whitespace::Compact,
-            item_separator: ",".to_owned(),
-            key_separator: ":".to_owned(),
-            property_order: crate::PropertyOrder::Schema,
-            escapes: Escapes::Any,
-            ..self.options.clone()
+        // Member order does not matter to the schema: decide with any order, or in schema
+        // order when objects are too large for that (a valid value may then be lost).
+        // The fuel of a failed first attempt stays spent, so retries cannot multiply work.
+        let mut attempt = |order, fuel| {
+            let options = Options {
+                whitespace: crate::Whitespace::Compact,
+                item_separator: ",".to_owned(),
+                key_separator: ":".to_owned(),
+                property_order: order,
+                escapes: Escapes::Any,
+                ..self.options.clone()
+            };
+            let mut sub = Compiler::with_refs(self.doc, options, self.draft, self.refs.clone());
+            sub.fuel = fuel;
+            let root = sub.compile_set(elems.clone(), types, depth + 1);
+            (sub, root)
         };
-        let mut sub = Compiler::with_refs(self.doc, options, self.draft, self.refs.clone());
-        sub.fuel = self.fuel;
-        let root = sub.compile_set(elems, types, depth + 1);
+        let (mut sub, mut root) = attempt(crate::PropertyOrder::Any, self.fuel);
+        // Only the any-order size limit is worth a retry (not depth, rules or fuel).
+        if root
+            .as_ref()
+            .is_err_and(|e| e.kind == ErrorKind::Limit && e.keyword == "properties")
+        {
+            let fuel = sub.fuel;
+            (sub, root) = attempt(crate::PropertyOrder::Schema, fuel);
+        }
         self.fuel = sub.fuel;
         for warning in std::mem::take(&mut sub.warnings) {
             if self

@@ -180,6 +180,12 @@ fn const_and_enum() {
         &[json!(1), json!("a"), json!({"x": 1})],
         &[json!({"x": "s"})],
     );
+    // The filter ignores member order.
+    check(
+        json!({"enum": [{"b": 1, "a": 2}, {"a": "x"}], "properties": {"a": {"type": "integer"}, "b": {}}}),
+        &[json!({"b": 1, "a": 2})],
+        &[json!({"a": "x"})],
+    );
     check(
         json!({"allOf": [{"enum": [1, 2, 3]}, {"enum": [2, 3, 4]}]}),
         &[json!(2), json!(3)],

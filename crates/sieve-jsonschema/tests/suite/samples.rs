@@ -484,6 +484,9 @@ fn samples_of_random_schemas_are_valid() {
         .unwrap_or(400);
     for i in 0..rounds {
         let schema = random_schema(&mut rng, 2 + (i % 2) as u32);
+        if std::env::var_os("SIEVE_SHOW_SCHEMA").is_some() {
+            eprintln!("{i}: {schema}");
+        }
         judged += check_samples(&schema, &layouts[i % 2]);
     }
     assert!(judged > 1000, "only {judged} samples judged");
