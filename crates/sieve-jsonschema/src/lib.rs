@@ -62,6 +62,9 @@
 //! repeat. RFC 8259 leaves such objects' meaning to the parser; with `minProperties` a parser
 //! that keeps one of the duplicates sees fewer properties than the grammar counted.
 //!
+//! Known gap: an `enum`/`const` whose sibling keywords lead back to the same schema (a
+//! recursive schema filtered by its own enum) ends in a depth [`ErrorKind::Limit`] error.
+//!
 //! # Draft
 //!
 //! `$schema` naming draft-07, -06 or -04 selects draft-07 rules (siblings of `$ref` are

@@ -893,3 +893,22 @@ fn all_of_parts_keep_document_order() {
     assert!(r.accepts(br#"{"p2":1,"p10":2}"#));
     assert!(!r.accepts(br#"{"p10":2,"p2":1}"#));
 }
+
+#[test]
+fn enum_filter_through_recursion_ends() {
+    // The enum filter compiles the other keywords on their own; when they lead back to the
+    // same enum, each level starts a new filter, so this ends at the depth limit (a known
+    // gap: an error, not a wrong grammar).
+    let schema = json!({"$defs": {"t": {"enum": [[], [[]]], "items": {"$ref": "#/$defs/t"}}}, "$ref": "#/$defs/t"});
+    let options = Options {
+        limits: sieve_jsonschema::Limits {
+            max_depth: 24,
+            ..Default::default()
+        },
+        ..Options::default()
+    };
+    assert_eq!(
+        compile(&schema, &options).unwrap_err().kind,
+        ErrorKind::Limit
+    );
+}
