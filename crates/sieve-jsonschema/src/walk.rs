@@ -816,7 +816,7 @@ impl<'a> Compiler<'a> {
         // Member order does not matter to the schema: decide with any order, or in schema
         // order when objects are too large for that (a valid value may then be lost).
         // The fuel of a failed first attempt stays spent, so retries cannot multiply work.
-        let mut attempt = |order, fuel| {
+        let attempt = |order, fuel| {
             let options = Options {
                 whitespace: crate::Whitespace::Compact,
                 item_separator: ",".to_owned(),
