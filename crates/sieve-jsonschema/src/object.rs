@@ -19,16 +19,13 @@
 //! - what cannot be expressed exactly (a pattern that may match a declared name, several
 //!   patterns with different schemas, keys that must avoid patterns) is refused.
 
-use std::rc::Rc;
-
 use serde_json::Value;
-use sieve_ir::reference::Recognizer;
-use sieve_ir::{Expr, GrammarBuilder};
+use sieve_ir::Expr;
 
 use crate::layout::string_except;
 use crate::string::{string_literal, string_schema, StringSpec};
 use crate::walk::{Compiler, Elem, Shape, ALL, STRING};
-use crate::{Error, ErrorKind, Escapes, PropertyOrder};
+use crate::{Error, ErrorKind, PropertyOrder};
 
 /// One declared member: key and value grammars, and whether it must appear.
 pub(crate) struct Member {
@@ -142,7 +139,7 @@ pub(crate) fn compile(
 }
 
 /// Whether the property name `name` matches `pattern` (the key of `patternProperties` at
-/// `schema`), decided by the reference recogniser on the pattern's string grammar.
+/// `schema`), decided by simulating the pattern's automaton on the name.
 fn pattern_matches(
     c: &mut Compiler<'_>,
     pattern: &str,
@@ -150,58 +147,15 @@ fn pattern_matches(
     name: &str,
 ) -> Result<bool, Error> {
     c.spend(16 + 4 * (pattern.len() + name.len()), schema)?;
-    let recognizer = match c.patterns.get(schema) {
-        Some(recognizer) => recognizer.clone(),
-        None => {
-            let recognizer = match pattern_recognizer(pattern, schema) {
-                Ok(recognizer) => Rc::new(recognizer),
-                Err(error) => {
-                    // Lenient: an unsupported pattern is taken to match nothing here (its
-                    // schema is not applied: a superset).
-                    c.refuse_error(error)?;
-                    return Ok(false);
-                }
-            };
-            c.patterns.insert(schema.to_owned(), recognizer.clone());
-            recognizer
-        }
-    };
-    let text = serde_json::to_string(name).expect("strings serialise");
-    Ok(recognizer.accepts(text.as_bytes()))
-}
-
-/// The reference recogniser of the JSON strings (canonical escapes) matching `pattern`.
-fn pattern_recognizer(pattern: &str, schema: &str) -> Result<Recognizer, Error> {
-    let mut builder = GrammarBuilder::new();
-    let spec = StringSpec {
-        pattern: Some(pattern),
-        pointer: schema,
-        ..StringSpec::default()
-    };
-    let expr = match string_schema(&mut builder, &spec, Escapes::Canonical) {
-        Ok(expr) => expr,
+    match crate::string::pattern_matches(pattern, name, schema, "patternProperties") {
+        Ok(matches) => Ok(matches),
         Err(error) => {
-            return Err(Error {
-                keyword: "patternProperties".to_owned(),
-                ..error
-            })
+            // Lenient: an unsupported pattern is taken to match nothing here (its schema is
+            // not applied: a superset).
+            c.refuse_error(error)?;
+            Ok(false)
         }
-    };
-    let root = builder
-        .fresh("key")
-        .map_err(|e| Error::new(ErrorKind::Limit, schema, "", e.to_string()))?;
-    builder.define(root, expr);
-    let grammar = builder
-        .build(root)
-        .map_err(|e| Error::new(ErrorKind::Limit, schema, "", e.to_string()))?;
-    Recognizer::new(&grammar).map_err(|_| {
-        Error::new(
-            ErrorKind::Unsupported,
-            schema,
-            "",
-            "cannot decide whether the pattern matches declared property names",
-        )
-    })
+    }
 }
 
 /// The member grammar (`key key-sep value`) of the properties not named in `names`, or

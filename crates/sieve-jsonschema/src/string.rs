@@ -247,10 +247,6 @@ pub(crate) fn string_schema_limited(
 
 /// Whether `value` matches `pattern` (ECMA-262, unanchored, as the `pattern` keyword), for
 /// deciding `patternProperties` on known property names. Errors name `keyword` at `pointer`.
-#[allow(
-    dead_code,
-    reason = "for the walker (patternProperties on known names, const/enum); used by tests until then"
-)]
 pub(crate) fn pattern_matches(
     pattern: &str,
     value: &str,
@@ -272,44 +268,6 @@ pub(crate) fn pattern_matches(
     let nfa =
         Nfa::new(&node.unanchored(), 1 << 18).map_err(|e| pattern_error(pointer, keyword, e))?;
     Ok(nfa.is_match(value))
-}
-
-/// [`string_literal`], refused with [`ErrorKind::Limit`] (naming `keyword` at `pointer`) when
-/// its expression would be over `limits.fuel` nodes.
-#[allow(
-    dead_code,
-    reason = "for the walker (patternProperties on known names, const/enum); used by tests until then"
-)]
-pub(crate) fn string_literal_limited(
-    value: &str,
-    escapes: Escapes,
-    limits: &Limits,
-    pointer: &str,
-    keyword: &str,
-) -> Result<Expr, Error> {
-    // An upper bound on the nodes per character: a surrogate pair spelled both ways.
-    let per_char = match escapes {
-        Escapes::Canonical => 1,
-        Escapes::Any => 16,
-    };
-    let estimate = value
-        .chars()
-        .count()
-        .saturating_mul(per_char)
-        .saturating_add(3);
-    if estimate > limits.fuel {
-        return Err(Error::new(
-            ErrorKind::Limit,
-            pointer,
-            keyword,
-            format!(
-                "a string of {} characters is over the fuel limit of {}",
-                value.chars().count(),
-                limits.fuel
-            ),
-        ));
-    }
-    Ok(string_literal(value, escapes))
 }
 
 fn limit_error(e: sieve_ir::IrError) -> EmitError {
@@ -1797,18 +1755,7 @@ mod tests {
     }
 
     #[test]
-    fn literals_are_bounded_and_exact() {
-        let limits = Limits {
-            fuel: 100,
-            ..Limits::default()
-        };
-        let long = "x".repeat(50);
-        assert!(string_literal_limited(&long, Escapes::Canonical, &limits, "", "const").is_ok());
-        let err = string_literal_limited(&long, Escapes::Any, &limits, "/a", "const").unwrap_err();
-        assert_eq!(
-            (err.kind, err.pointer.as_str()),
-            (ErrorKind::Limit, "/a/const")
-        );
+    fn literals_are_exact() {
         let mut rng = Rng(11);
         for _ in 0..40 {
             let value = random_string(&mut rng, 5, ALPHABET);

@@ -31,7 +31,7 @@ use sieve_ir::{Expr, GrammarBuilder, RuleId};
 use crate::layout::Layout;
 use crate::number::{number_schema, NumberSpec};
 use crate::refs::Refs;
-use crate::string::{any_char, string_schema, StringSpec};
+use crate::string::{any_char, string_schema_limited, StringSpec};
 use crate::{array, join_pointer, object, Error, ErrorKind, Escapes, Limits, Options, Warning};
 
 /// A set of JSON types, as bits.
@@ -235,8 +235,6 @@ pub(crate) struct Compiler<'a> {
     pub layout: Layout,
     any_value: Option<RuleId>,
     bases: HashMap<String, String>,
-    /// Recognisers of `patternProperties` patterns, by the pattern's pointer.
-    pub patterns: HashMap<String, Rc<Recognizer>>,
 }
 
 impl<'a> Compiler<'a> {
@@ -269,7 +267,6 @@ impl<'a> Compiler<'a> {
             fuel: 0,
             any_value: None,
             bases: HashMap::new(),
-            patterns: HashMap::new(),
         }
     }
 
@@ -648,7 +645,8 @@ impl<'a> Compiler<'a> {
     /// A string schema; in lenient mode the keywords the string module refuses are dropped.
     fn string(&mut self, mut spec: StringSpec<'_>) -> Result<Expr, Error> {
         loop {
-            match string_schema(&mut self.builder, &spec, self.layout.escapes) {
+            let limits = self.options.limits.clone();
+            match string_schema_limited(&mut self.builder, &spec, self.layout.escapes, &limits) {
                 Ok(expr) => return Ok(expr),
                 Err(error) => {
                     let keyword = error.keyword.clone();

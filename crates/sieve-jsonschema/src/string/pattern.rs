@@ -760,10 +760,6 @@ impl Nfa {
     }
 
     /// Whether the NFA accepts `value`, by simulation (no determinisation, so no blow-up).
-    #[allow(
-        dead_code,
-        reason = "used by `pattern_matches`, which the walker has yet to call"
-    )]
     pub(crate) fn is_match(&self, value: &str) -> bool {
         let chars: Vec<u32> = value.chars().map(u32::from).collect();
         let mut core = vec![self.start];
