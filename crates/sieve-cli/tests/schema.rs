@@ -142,3 +142,36 @@ fn check_summarises_and_lenient_mode_warns() {
     assert_eq!(code, 0);
     assert!(!stdout.is_empty());
 }
+
+/// The README's first command: documents generated under the shipped example schema end with
+/// EOS and match the schema, in both escape policies.
+#[test]
+fn generated_documents_match_the_example_schema() {
+    let schema =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../grammars/json-schema/person.json");
+    let schema = schema.to_str().unwrap();
+    for (seed, escapes) in [("1", "canonical"), ("2", "canonical"), ("3", "any")] {
+        let args = [
+            "generate",
+            "--schema",
+            schema,
+            "--escapes",
+            escapes,
+            "--seed",
+            seed,
+        ];
+        let (code, stdout, stderr) = sieve(&args);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains("stopped at EOS"), "{stderr}");
+        let text = stdout.strip_suffix('\n').expect("a final newline");
+        let value: serde_json::Value = serde_json::from_str(text).expect("JSON");
+        // `-0` is a valid integer 0; keys may be spelled with escapes under `any`.
+        let age = value["age"].as_f64().expect("age is a number");
+        assert!(
+            value["name"].is_string() && (0.0..=120.0).contains(&age),
+            "{text}"
+        );
+        let (code, verdict, _) = sieve(&["match", "--schema", schema, "--text", text]);
+        assert_eq!((code, verdict.as_str()), (0, "accepted\n"), "{text}");
+    }
+}

@@ -258,7 +258,8 @@ fn masks_equal_brute_force_on_every_grammar_with_o200k_base() {
             CompiledGrammar::new(&grammar, tokenizer.clone(), &Options::default())
                 .expect("compiles"),
         );
-        let sentences = samples(&grammar, 2);
+        // One sentence per grammar keeps CI's budget; the oracle costs 200k checks a step.
+        let sentences = samples(&grammar, 1);
         assert!(!sentences.is_empty(), "{}: no samples", path.display());
         for (i, sentence) in sentences.iter().enumerate() {
             walk(
