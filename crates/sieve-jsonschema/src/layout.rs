@@ -22,7 +22,7 @@
 use serde_json::Value;
 use sieve_ir::{ByteClass, Expr};
 
-use crate::string::{any_char, string_literal};
+use crate::string::{any_char, canonical as canonical_char, string_literal};
 use crate::{Error, ErrorKind, Escapes, Options, Whitespace};
 
 /// The gap and separator expressions of one compilation.
@@ -167,21 +167,6 @@ fn number_literal(n: &serde_json::Number) -> Expr {
                 .expect("two spellings")
         }
         None => Expr::bytes(printed.into_bytes()),
-    }
-}
-
-/// The one spelling of `c` inside a string under [`Escapes::Canonical`].
-pub(crate) fn canonical_char(c: char) -> Vec<u8> {
-    match c {
-        '"' => b"\\\"".to_vec(),
-        '\\' => b"\\\\".to_vec(),
-        '\u{8}' => b"\\b".to_vec(),
-        '\u{c}' => b"\\f".to_vec(),
-        '\n' => b"\\n".to_vec(),
-        '\r' => b"\\r".to_vec(),
-        '\t' => b"\\t".to_vec(),
-        c if (c as u32) < 0x20 => format!("\\u{:04x}", c as u32).into_bytes(),
-        c => c.to_string().into_bytes(),
     }
 }
 

@@ -326,6 +326,27 @@ fn except(c: &mut Compiler<'_>, names: &[&str], ptr: &str) -> Result<Expr, Error
     string_except(names, escapes, &mut |e| c.share("key_chars", e, ptr))
 }
 
+/// The property-count bounds a body of `n` declared members tracks: `hi` is `n` when no other
+/// key may appear, and the cap is the largest count worth tracking. `None` when no count fits.
+fn count_bounds(
+    n: usize,
+    extras: bool,
+    lo: u64,
+    hi: Option<u64>,
+) -> Option<(usize, Option<usize>, usize)> {
+    let hi = match hi {
+        Some(h) => Some(h),
+        None if !extras => Some(n as u64),
+        None => None,
+    };
+    if hi.is_some_and(|h| h < lo) {
+        return None;
+    }
+    let to_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+    let cap = to_usize(lo.max(hi.unwrap_or(0)).max(1));
+    Some((to_usize(lo), hi.map(to_usize), cap))
+}
+
 /// The members after `{` in schema order, tracking the count for min/maxProperties.
 fn schema_order(
     c: &mut Compiler<'_>,
@@ -336,16 +357,9 @@ fn schema_order(
     ptr: &str,
 ) -> Result<Option<Expr>, Error> {
     let n = members.len();
-    let hi = match (hi, &extras) {
-        (Some(h), _) => Some(h),
-        (None, None) => Some(n as u64),
-        (None, Some(_)) => None,
-    };
-    if hi.is_some_and(|h| h < lo) {
+    let Some((lo, hi, cap)) = count_bounds(n, extras.is_some(), lo, hi) else {
         return Ok(None);
-    }
-    let cap = lo.max(hi.unwrap_or(0)).max(1);
-    let cap = usize::try_from(cap).unwrap_or(usize::MAX);
+    };
     if cap.saturating_mul(n + 1) > c.options.limits.max_rules {
         return Err(Error::new(
             ErrorKind::Limit,
@@ -354,8 +368,6 @@ fn schema_order(
             "the property count bounds need more rules than the limit allows",
         ));
     }
-    let hi = hi.map(|h| usize::try_from(h).unwrap_or(usize::MAX));
-    let lo = usize::try_from(lo).unwrap_or(usize::MAX);
     let sep = |c: &Compiler<'_>, count: usize| {
         if count == 0 {
             c.layout.gap.clone()
@@ -447,15 +459,9 @@ pub(crate) fn any_order(
             ),
         ));
     }
-    let hi = match (hi, &extras) {
-        (Some(h), _) => Some(h),
-        (None, None) => Some(n as u64),
-        (None, Some(_)) => None,
-    };
-    if hi.is_some_and(|h| h < lo) {
+    let Some((lo, hi, cap)) = count_bounds(n, extras.is_some(), lo, hi) else {
         return Ok(None);
-    }
-    let cap = usize::try_from(lo.max(hi.unwrap_or(0)).max(1)).unwrap_or(usize::MAX);
+    };
     let states = (1usize << n).saturating_mul(cap + 1);
     if states > c.options.limits.max_rules {
         return Err(Error::new(
@@ -465,8 +471,6 @@ pub(crate) fn any_order(
             "the property count bounds need more rules than the limit allows",
         ));
     }
-    let hi = hi.map(|h| usize::try_from(h).unwrap_or(usize::MAX));
-    let lo = usize::try_from(lo).unwrap_or(usize::MAX);
     let required: usize = members
         .iter()
         .enumerate()

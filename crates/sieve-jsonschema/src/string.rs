@@ -869,7 +869,7 @@ pub(crate) fn string_literal(value: &str, escapes: Escapes) -> Expr {
 }
 
 /// The one spelling of `c` under [`Escapes::Canonical`].
-fn canonical(c: char) -> Vec<u8> {
+pub(crate) fn canonical(c: char) -> Vec<u8> {
     match c {
         '"' => b"\\\"".to_vec(),
         '\\' => b"\\\\".to_vec(),
