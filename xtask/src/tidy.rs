@@ -47,8 +47,10 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
         &[
             "sieve-gbnf",
             "sieve-regex",
+            "sieve-jsonschema",
             "sieve-normalize",
             "sieve-fsm",
+            "sieve-earley",
             "sieve-ir",
             "sieve-matcher",
             "sieve-vocab",
