@@ -10,12 +10,15 @@
 //! - lengths are exact: counted repetitions for the rest, nested options for the prefix;
 //! - `contains` is enforced only in the shape `(I sep)* I∧C ((sep I)* sep I∧C){m-1} (sep I)*`
 //!   (no prefix, no length bounds, no `maxContains`); anything else is refused, as is
-//!   `uniqueItems: true` unless at most one item is allowed or the items can only be one
-//!   value (`const`, a one-value `enum`: then at most one item).
+//!   `uniqueItems: true` unless at most one item is allowed, the items can only be one
+//!   value (`const`, a one-value `enum`: then at most one item), or the items (no prefix, no
+//!   `contains`) can only be a few listed values: then each listed value the item schema
+//!   accepts is used at most once, in any order (a rule per set of values used).
 
+use serde_json::Value;
 use sieve_ir::Expr;
 
-use crate::walk::{Compiler, Elem, Shape, ALL};
+use crate::walk::{json_eq, Compiler, Elem, Shape, ALL};
 use crate::{Error, ErrorKind};
 
 /// The array alternative of `shape`, or `None` when no array meets it.
@@ -79,6 +82,10 @@ pub(crate) fn compile(
                 return Ok(None);
             }
             max = Some(1);
+        } else if shape.contains.is_empty() {
+            if let Some(array) = unique_listed(c, rest_elems.clone(), min, max, &ptr, depth)? {
+                return Ok(array);
+            }
         }
     }
     for unique in &shape.unique {
@@ -198,6 +205,104 @@ pub(crate) fn compile(
             Expr::bytes(*b"]"),
         ])
     }))
+}
+
+/// The most distinct listed values `uniqueItems` is tracked over (a rule per subset).
+const MAX_UNIQUE_VALUES: usize = 8;
+
+/// `uniqueItems` over items that can only be a few listed values (`enum`/`const`): the
+/// arrays of distinct listed values in any order, a rule per set of values used. `None`
+/// when the items list no values or too many; `Some(None)` when no array fits.
+fn unique_listed(
+    c: &mut Compiler<'_>,
+    elems: Vec<Elem>,
+    min: u64,
+    max: Option<u64>,
+    ptr: &str,
+    depth: usize,
+) -> Result<Option<Option<Expr>>, Error> {
+    let mut listed: Option<Vec<&Value>> = None;
+    for elem in &elems {
+        if let Some(values) = c.listed_values(&elem.ptr)? {
+            listed = Some(match listed {
+                None => values,
+                Some(old) => old
+                    .into_iter()
+                    .filter(|a| values.iter().any(|b| json_eq(a, b)))
+                    .collect(),
+            });
+        }
+    }
+    let Some(listed) = listed else {
+        return Ok(None);
+    };
+    let mut values: Vec<&Value> = Vec::new();
+    for value in listed {
+        if !values.iter().any(|v| json_eq(v, value)) {
+            values.push(value);
+        }
+    }
+    if values.len() > MAX_UNIQUE_VALUES {
+        return Ok(None);
+    }
+    // Only the values the items' own grammar accepts (a valid one may be lost, never an
+    // invalid one kept).
+    let verdicts = c.check_values(elems, ALL, &values, ptr, depth)?;
+    let kept: Vec<&Value> = values
+        .into_iter()
+        .zip(verdicts)
+        .filter_map(|(v, ok)| ok.then_some(v))
+        .collect();
+    let k = kept.len();
+    let hi = max.map_or(k, |m| usize::try_from(m).unwrap_or(usize::MAX).min(k));
+    let lo = usize::try_from(min).unwrap_or(usize::MAX);
+    if lo > hi {
+        return Ok(Some(None));
+    }
+    let mut items = Vec::with_capacity(k);
+    for value in kept {
+        let literal = c.value_literal(value, ptr)?;
+        items.push(c.share("item", literal, ptr)?);
+    }
+    // rules[mask]: the items after those of `mask` (each used once), for masks of at most
+    // `hi` values.
+    let mut rules = Vec::with_capacity(1 << k);
+    for mask in 0..1usize << k {
+        rules.push(if mask.count_ones() as usize <= hi {
+            Some(c.new_rule("unique_items", ptr)?)
+        } else {
+            None
+        });
+    }
+    for mask in 0..1usize << k {
+        let Some(id) = rules[mask] else { continue };
+        let used = mask.count_ones() as usize;
+        let sep = if used == 0 {
+            c.layout.gap.clone()
+        } else {
+            c.layout.item_sep.clone()
+        };
+        let mut alternatives = Vec::new();
+        if used >= lo {
+            alternatives.push(Expr::empty());
+        }
+        for (j, item) in items.iter().enumerate() {
+            if mask & 1 << j == 0 {
+                if let Some(to) = rules[mask | 1 << j] {
+                    alternatives.push(Expr::seq([sep.clone(), item.clone(), Expr::rule(to)]));
+                }
+            }
+        }
+        let body = Expr::choice(alternatives).expect("an item to add or the end");
+        c.define(id, body, ptr)?;
+    }
+    let first = rules[0].expect("the empty set is within every bound");
+    Ok(Some(Some(Expr::seq([
+        Expr::bytes(*b"["),
+        Expr::rule(first),
+        c.layout.gap.clone(),
+        Expr::bytes(*b"]"),
+    ]))))
 }
 
 /// The grammar of one item meeting every schema of `elems` (any value when there are none).

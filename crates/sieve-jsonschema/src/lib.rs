@@ -23,28 +23,41 @@
 //!   grammar of the other keywords accepts it — decided by the reference recogniser, so a
 //!   value is never kept wrongly);
 //! - strings and numbers through the `string` and `number` modules;
-//! - objects: `properties`, `required`, `additionalProperties`, `patternProperties` (with
-//!   `additionalProperties: false` or empty pattern schemas; a pattern that matches a
-//!   declared name is refused), `propertyNames` (on declared names always; on other keys when
-//!   there are no declared names), `minProperties`, `maxProperties`;
+//! - objects: `properties`, `required`, `additionalProperties`, `patternProperties` (in one
+//!   location of an intersection; a key meets the schemas of exactly the patterns it matches,
+//!   or `additionalProperties` if none — up to 4 patterns when they differ in schema or
+//!   `additionalProperties` is not `false`), `propertyNames` (on declared names always; on
+//!   other keys when there are no declared names and no patterns), `minProperties`,
+//!   `maxProperties`;
 //! - arrays: `prefixItems`, `items`, draft-07 `items` arrays with `additionalItems`,
 //!   `minItems`, `maxItems`, `contains` with `minContains` (no `maxContains`, no prefix, no
-//!   length bounds), `uniqueItems` only when at most one item is allowed;
+//!   length bounds), `uniqueItems` when at most one item is allowed or the items
+//!   can only be up to 8 listed (`enum`/`const`) values;
 //! - `anyOf`; `oneOf` when its branches are provably disjoint (different types, disjoint
-//!   `const`/`enum` values, or a required property with different `const`s); `allOf` and
+//!   `const`/`enum` values, or a required property with different `const`s) or are all
+//!   presence formulas (below); `allOf` and
 //!   2020-12 `$ref` siblings as an intersection (types intersected, bounds tightened, each
 //!   location's object and array keywords kept apart so `additionalProperties` and `items`
 //!   keep their local meaning); `anyOf`/`oneOf` inside an intersection distribute over it;
 //! - `$ref` to `#`, JSON pointers, `$defs`/`definitions`, `$id` (relative resolution) and
 //!   `$anchor` (draft-07 `$id: "#name"` too); recursion becomes recursive rules.
 //!
-//! - `not` of `true`, `false`, `{}`, `{"type": …}` (non-integer numbers are then left out)
-//!   and `{"required": [one name]}` (the property is forbidden).
+//! - `not` of `true`, `false`, `{}`, `{"type": …}` (non-integer numbers are then left out),
+//!   `{"required": [one name]}` (the property is forbidden), `{"not": S}` (which is `S`) and
+//!   presence formulas; beside an `enum`/`const`, `not` of any schema sieve compiles: each
+//!   listed value its grammar accepts is dropped, and so is each value on which that grammar
+//!   might not be exact (a number it might spell differently, an object of more than
+//!   [`Options::max_any_order_properties`] or 8 members) — rejected-valid, never
+//!   accepted-invalid;
+//! - presence formulas — schemas of `required`, `allOf`, `anyOf`, `oneOf`, `not`,
+//!   `type: "object"` and `properties` that constrain nothing, over at most 8 names per
+//!   object — under `not` and `oneOf`, and as `dependencies`, `dependentRequired` and
+//!   `dependentSchemas` (`presence`): the object layouts track which of the names are present.
 //!
-//! Refused ([`ErrorKind::Unsupported`]): other `not`s, `if`/`then`/`else`, `dependentRequired`,
-//! `dependentSchemas`, `dependencies`, `unevaluatedProperties`, `unevaluatedItems`,
-//! `$dynamicRef`, `$recursiveRef`, remote `$ref`s (never fetched), and the cases above that
-//! cannot be made exact.
+//! Refused ([`ErrorKind::Unsupported`]): other `not`s, `if`/`then`/`else`, dependencies
+//! other than over presence, `unevaluatedProperties`, `unevaluatedItems`, `$dynamicRef`,
+//! `$recursiveRef`, remote `$ref`s (never fetched), and the cases above that cannot be made
+//! exact.
 //!
 //! # Layout of the output text
 //!
@@ -68,7 +81,8 @@
 //! # Draft
 //!
 //! `$schema` naming draft-07, -06 or -04 selects draft-07 rules (siblings of `$ref` are
-//! ignored, `items` may be an array); anything else, or none, is draft 2020-12.
+//! ignored, `items` may be an array; in draft-04 `id`, not `$id`, sets base URIs and
+//! `#name` anchors); anything else, or none, is draft 2020-12.
 //!
 //! # Modules
 //!
@@ -79,6 +93,7 @@
 //! - `object`, `array`: object and array layouts.
 //! - `layout`: gaps, separators, literal values, keys avoiding a finite set of names.
 //! - `refs`: `$id`, `$anchor` and `$ref` resolution inside the document.
+//! - `presence`: presence formulas and the table of allowed name assignments.
 //! - `string`: JSON string literals and string schemas (`minLength`, `maxLength`, `pattern`,
 //!   `format`), RFC 8259 escapes.
 //! - `number`: `integer` and `number` schemas with bounds and `multipleOf`.
@@ -88,6 +103,7 @@ mod error;
 mod layout;
 mod number;
 mod object;
+mod presence;
 mod refs;
 mod string;
 mod walk;

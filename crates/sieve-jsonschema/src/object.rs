@@ -16,15 +16,22 @@
 //!   location of the intersection;
 //! - property counts are tracked exactly (a rule per position and count, the count capped
 //!   at the largest bound), so `minProperties` / `maxProperties` are exact;
-//! - what cannot be expressed exactly (a pattern that may match a declared name, several
-//!   patterns with different schemas, keys that must avoid patterns) is refused.
+//! - other keys get exactly their schemas: with one schema for every pattern, no pattern
+//!   matching a declared name and `additionalProperties: false`, the union of the patterns;
+//!   otherwise one key language per region of the patterns (`string::key_regions`: the keys
+//!   matching exactly those patterns and no declared name) with the schemas of its patterns,
+//!   or `additionalProperties` for keys matching none;
+//! - presence constraints (`presence`) are tracked per assignment of their names, so a
+//!   table entry holds exactly when the object's names satisfy it;
+//! - what cannot be expressed exactly (`patternProperties` in two locations of an
+//!   intersection, more than `MAX_PATTERNS` patterns to split) is refused.
 
 use serde_json::Value;
 use sieve_ir::Expr;
 
 use crate::layout::string_except;
-use crate::string::{string_literal, string_schema, StringSpec};
-use crate::walk::{Compiler, Elem, Shape, ALL, STRING};
+use crate::string::{key_regions, string_literal, string_schema, StringSpec};
+use crate::walk::{Compiler, Elem, ObjectPart, Shape, ALL, STRING};
 use crate::{Error, ErrorKind, PropertyOrder};
 
 /// One declared member: key and value grammars, and whether it must appear.
@@ -50,7 +57,12 @@ pub(crate) fn compile(
             }
         }
     }
-    for name in shape.required.iter().chain(&shape.forbidden) {
+    for name in shape
+        .required
+        .iter()
+        .chain(&shape.forbidden)
+        .chain(&shape.presence.names)
+    {
         if !names.contains(name) {
             names.push(name);
         }
@@ -74,6 +86,8 @@ pub(crate) fn compile(
     };
     // Which patterns (per part) match which names.
     let mut members = Vec::new();
+    // Per member, its bit in the presence table (a name dropped below is always absent).
+    let mut bits = Vec::new();
     for (index, name) in names.iter().enumerate() {
         let required = shape.required.contains(name);
         let mut schemas = Vec::new();
@@ -112,6 +126,7 @@ pub(crate) fn compile(
             _ => {}
         }
         let key = string_literal(name, c.layout.escapes);
+        bits.push(shape.presence.names.iter().position(|n| n == name));
         members.push(Member {
             key,
             value: value.expect("not forbidden"),
@@ -124,9 +139,14 @@ pub(crate) fn compile(
     };
     let lo = shape.min_properties;
     let hi = shape.max_properties;
+    c.spend(shape.presence.cost(), &ptr)?;
+    let tracking = Tracking {
+        bits,
+        allowed: shape.presence.table(),
+    };
     let body = match c.options.property_order {
-        PropertyOrder::Schema => schema_order(c, members, extras, lo, hi, &ptr)?,
-        PropertyOrder::Any => any_order(c, members, extras, lo, hi, &ptr)?,
+        PropertyOrder::Schema => schema_order(c, members, extras, lo, hi, &tracking, &ptr)?,
+        PropertyOrder::Any => any_order(c, members, extras, lo, hi, &tracking, &ptr)?,
     };
     Ok(body.map(|body| {
         Expr::seq([
@@ -241,56 +261,35 @@ fn extras(
         .additional
         .as_ref()
         .is_some_and(|a| c.at(a) == &Value::Bool(false));
-    if !additional_closed {
-        let trivial = part.patterns.iter().all(|(_, s)| {
-            c.at(s) == &Value::Bool(true) || c.at(s).as_object().is_some_and(|m| m.is_empty())
-        });
-        if !(trivial && additional_open) {
-            c.refuse(
-                &part.ptr,
-                "patternProperties",
-                "keys that match no pattern would need a grammar for the complement of the \
-                 patterns; use `additionalProperties: false` with `patternProperties`",
-            )?;
-        }
-        if trivial && additional_open {
-            // The patterns do not constrain anything: any other key, any value (subject to
-            // the other locations).
-            let value = if others.is_empty() {
-                c.any_value()?
-            } else {
-                match c.compile_set(others, ALL, depth + 1)? {
-                    Some(v) => v,
-                    None => return Ok(None),
-                }
-            };
-            let key = except(c, names, ptr)?;
-            let key = c.share("key", key, ptr)?;
-            return Ok(Some(c.layout.member(key, value)));
-        }
+    let trivial = part.patterns.iter().all(|(_, s)| {
+        c.at(s) == &Value::Bool(true) || c.at(s).as_object().is_some_and(|m| m.is_empty())
+    });
+    if !additional_closed && trivial && additional_open {
+        // The patterns do not constrain anything: any other key, any value (subject to
+        // the other locations).
+        let value = if others.is_empty() {
+            c.any_value()?
+        } else {
+            match c.compile_set(others, ALL, depth + 1)? {
+                Some(v) => v,
+                None => return Ok(None),
+            }
+        };
+        let key = except(c, names, ptr)?;
+        let key = c.share("key", key, ptr)?;
+        return Ok(Some(c.layout.member(key, value)));
     }
     // Keys match one of the patterns; a key matching two must meet both schemas.
     let first_schema = c.at(&part.patterns[0].1);
-    if part.patterns.iter().any(|(_, s)| c.at(s) != first_schema) {
-        c.refuse(
-            &part.ptr,
-            "patternProperties",
-            "several patterns with different schemas (a key matching two must meet both)",
-        )?;
-    }
+    let mut split =
+        !additional_closed || part.patterns.iter().any(|(_, s)| c.at(s) != first_schema);
     for (pattern, schema) in &part.patterns {
         for name in names {
-            if pattern_matches(c, pattern, schema, name)? {
-                c.refuse(
-                    schema,
-                    "",
-                    &format!(
-                        "the pattern matches the declared property `{name}`; its keys cannot \
-                         exclude it"
-                    ),
-                )?;
-            }
+            split |= pattern_matches(c, pattern, schema, name)?;
         }
+    }
+    if split {
+        return regions(c, part, names, others, !additional_closed, depth);
     }
     let mut alternatives = Vec::new();
     for (pattern, schema) in &part.patterns {
@@ -315,6 +314,67 @@ fn extras(
                 except(c, names, ptr)?
             }
         };
+        alternatives.push(c.layout.member(key, value));
+    }
+    Ok(Expr::choice(alternatives))
+}
+
+/// The members of the keys not in `names`, one alternative per region of the patterns of
+/// `part` (`string::key_regions`): a key gets the schemas of exactly the patterns it matches,
+/// or `additionalProperties` when it matches none (only `with_none`); `others` apply to every
+/// key.
+fn regions(
+    c: &mut Compiler<'_>,
+    part: &ObjectPart<'_>,
+    names: &[&str],
+    others: Vec<Elem>,
+    with_none: bool,
+    depth: usize,
+) -> Result<Option<Expr>, Error> {
+    let ptr = part.ptr.as_str();
+    let patterns: Vec<&str> = part.patterns.iter().map(|(p, _)| *p).collect();
+    let limits = c.options.limits.clone();
+    let escapes = c.layout.escapes;
+    let keys = match key_regions(
+        &mut c.builder,
+        &patterns,
+        names,
+        with_none,
+        escapes,
+        &limits,
+        ptr,
+    ) {
+        Ok(keys) => keys,
+        Err(error) => {
+            c.refuse_error(error)?;
+            // Lenient: any other key, any value (a superset).
+            let key = except(c, names, ptr)?;
+            let key = c.share("key", key, ptr)?;
+            let value = c.any_value()?;
+            return Ok(Some(c.layout.member(key, value)));
+        }
+    };
+    let mut alternatives = Vec::new();
+    for (region, key) in keys {
+        let mut elems = others.clone();
+        if region == 0 {
+            elems.extend(part.additional.clone().map(Elem::new));
+        }
+        for (i, (_, schema)) in part.patterns.iter().enumerate() {
+            if region & 1 << i != 0 {
+                elems.push(Elem::new(schema.clone()));
+            }
+        }
+        let value = if elems.is_empty() {
+            c.any_value()?
+        } else {
+            match c.compile_set(elems, ALL, depth + 1)? {
+                Some(value) => value,
+                None => continue,
+            }
+        };
+        c.spend(key.size(), ptr)?;
+        let key = c.share("key", key, ptr)?;
         alternatives.push(c.layout.member(key, value));
     }
     Ok(Expr::choice(alternatives))
@@ -347,20 +407,51 @@ fn count_bounds(
     Some((to_usize(lo), hi.map(to_usize), cap))
 }
 
-/// The members after `{` in schema order, tracking the count for min/maxProperties.
+/// Which assignments of the presence-tracked names an object may have.
+pub(crate) struct Tracking {
+    /// Per member, its bit in `allowed`'s index, if its presence is tracked.
+    pub bits: Vec<Option<usize>>,
+    /// Per assignment of the tracked names, whether it is allowed.
+    pub allowed: Vec<bool>,
+}
+
+impl Tracking {
+    /// Nothing tracked: every object allowed.
+    pub(crate) fn none(members: usize) -> Tracking {
+        Tracking {
+            bits: vec![None; members],
+            allowed: vec![true],
+        }
+    }
+
+    /// The number of assignments.
+    fn states(&self) -> usize {
+        self.allowed.len()
+    }
+
+    /// The assignment after member `i` is added to `mask`.
+    fn with(&self, mask: usize, i: usize) -> usize {
+        self.bits[i].map_or(mask, |b| mask | 1 << b)
+    }
+}
+
+/// The members after `{` in schema order, tracking the count for min/maxProperties and the
+/// presence of the tracked names.
 fn schema_order(
     c: &mut Compiler<'_>,
     members: Vec<Member>,
     extras: Option<Expr>,
     lo: u64,
     hi: Option<u64>,
+    tracking: &Tracking,
     ptr: &str,
 ) -> Result<Option<Expr>, Error> {
     let n = members.len();
     let Some((lo, hi, cap)) = count_bounds(n, extras.is_some(), lo, hi) else {
         return Ok(None);
     };
-    if cap.saturating_mul(n + 1) > c.options.limits.max_rules {
+    let states = tracking.states();
+    if cap.saturating_mul(n + 1).saturating_mul(states) > c.options.limits.max_rules {
         return Err(Error::new(
             ErrorKind::Limit,
             ptr,
@@ -375,12 +466,12 @@ fn schema_order(
             c.layout.item_sep.clone()
         }
     };
-    // next[count] = the expression for the members from position i on, after `count`.
-    let mut next: Vec<Option<Expr>> = Vec::with_capacity(cap + 1);
+    // tail[count] = the additional members after the declared ones, after `count` members.
+    let mut tail: Vec<Option<Expr>> = Vec::with_capacity(cap + 1);
     for count in 0..=cap {
         let need_lo = lo.saturating_sub(count);
         let need_hi = hi.map(|h| h.saturating_sub(count));
-        next.push(match &extras {
+        tail.push(match &extras {
             None => (need_lo == 0).then(Expr::empty),
             Some(member) => {
                 let to_u32 = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
@@ -412,26 +503,47 @@ fn schema_order(
             }
         });
     }
-    for member in members.into_iter().rev() {
+    // The tracked bits any prefix can have set: before member i, those of members < i.
+    let mut seen = vec![0usize; n + 1];
+    for i in 0..n {
+        seen[i + 1] = tracking.with(seen[i], i);
+    }
+    // next[mask * (cap + 1) + count] = the members from position i on, after `count`
+    // members with the tracked names of `mask`; only masks within `seen[i]` are built.
+    let index = |mask: usize, count: usize| mask * (cap + 1) + count;
+    let mut next: Vec<Option<Expr>> = Vec::with_capacity(states * (cap + 1));
+    for mask in 0..states {
+        let allowed = tracking.allowed[mask] && mask & !seen[n] == 0;
+        for after in &tail {
+            next.push(if allowed { after.clone() } else { None });
+        }
+    }
+    for (i, member) in members.into_iter().enumerate().rev() {
         let pair = c.layout.member(member.key, member.value);
         let pair = c.share("member", pair, ptr)?;
-        let mut here: Vec<Option<Expr>> = Vec::with_capacity(cap + 1);
-        for count in 0..=cap {
-            let mut alternatives = Vec::new();
-            if hi.is_none_or(|h| count < h) {
-                if let Some(after) = &next[(count + 1).min(cap)] {
-                    alternatives.push(Expr::seq([sep(c, count), pair.clone(), after.clone()]));
-                }
+        let mut here: Vec<Option<Expr>> = vec![None; states * (cap + 1)];
+        for mask in 0..states {
+            if mask & !seen[i] != 0 {
+                continue;
             }
-            if !member.required {
-                if let Some(skip) = &next[count] {
-                    alternatives.push(skip.clone());
+            let taken = tracking.with(mask, i);
+            for count in 0..=cap {
+                let mut alternatives = Vec::new();
+                if hi.is_none_or(|h| count < h) {
+                    if let Some(after) = &next[index(taken, (count + 1).min(cap))] {
+                        alternatives.push(Expr::seq([sep(c, count), pair.clone(), after.clone()]));
+                    }
                 }
+                if !member.required {
+                    if let Some(skip) = &next[index(mask, count)] {
+                        alternatives.push(skip.clone());
+                    }
+                }
+                here[index(mask, count)] = match Expr::choice(alternatives) {
+                    Some(body) => Some(c.share("members", body, ptr)?),
+                    None => None,
+                };
             }
-            here.push(match Expr::choice(alternatives) {
-                Some(body) => Some(c.share("members", body, ptr)?),
-                None => None,
-            });
         }
         next = here;
     }
@@ -445,6 +557,7 @@ pub(crate) fn any_order(
     extras: Option<Expr>,
     lo: u64,
     hi: Option<u64>,
+    tracking: &Tracking,
     ptr: &str,
 ) -> Result<Option<Expr>, Error> {
     let n = members.len();
@@ -478,7 +591,15 @@ pub(crate) fn any_order(
         .map(|(i, _)| 1 << i)
         .sum();
     let index = |mask: usize, count: usize| mask * (cap + 1) + count;
-    let accepting = |mask: usize, count: usize| mask & required == required && count >= lo;
+    // The tracked names' assignment of a set of members.
+    let tracked = |mask: usize| {
+        (0..n)
+            .filter(|j| mask & (1 << j) != 0)
+            .fold(0, |acc, j| tracking.with(acc, j))
+    };
+    let accepting = |mask: usize, count: usize| {
+        mask & required == required && count >= lo && tracking.allowed[tracked(mask)]
+    };
     let can_add = |count: usize| hi.is_none_or(|h| count < h);
     // Liveness: a state is live when it can reach an accepting state.
     let mut live = vec![false; states];

@@ -31,17 +31,21 @@ pub(crate) struct Refs {
     root_base: String,
     /// Whether `$id: "#name"` declares an anchor (draft-07 and earlier).
     legacy_ids: bool,
+    /// The keyword that sets a base URI: `$id`, or `id` in draft-04 (where `$id` is not a
+    /// keyword).
+    id_keyword: &'static str,
 }
 
 impl Refs {
     /// Indexes the `$id`s and `$anchor`s of `doc`, iteratively (no recursion as deep as the
     /// document).
-    pub(crate) fn index(doc: &Value, legacy_ids: bool) -> Refs {
+    pub(crate) fn index(doc: &Value, legacy_ids: bool, id_keyword: &'static str) -> Refs {
         let mut refs = Refs {
             ids: HashMap::new(),
             anchors: HashMap::new(),
             root_base: DEFAULT_BASE.to_owned(),
             legacy_ids,
+            id_keyword,
         };
         let root_base = refs.apply_id(DEFAULT_BASE, doc);
         refs.root_base = root_base.clone();
@@ -92,7 +96,7 @@ impl Refs {
             // Draft-07: `$ref` makes every sibling keyword, `$id` included, ignored.
             return base.to_owned();
         }
-        match value.get("$id").and_then(Value::as_str) {
+        match value.get(self.id_keyword).and_then(Value::as_str) {
             Some(id) if !(self.legacy_ids && id.starts_with('#')) => {
                 let resolved = resolve(base, id);
                 strip_fragment(&resolved).to_owned()
@@ -108,7 +112,7 @@ impl Refs {
                 .or_insert_with(|| pointer.to_owned());
         }
         if self.legacy_ids {
-            if let Some(id) = value.get("$id").and_then(Value::as_str) {
+            if let Some(id) = value.get(self.id_keyword).and_then(Value::as_str) {
                 if let Some(name) = id.strip_prefix('#') {
                     self.anchors
                         .entry(format!("{base}#{name}"))

@@ -21,6 +21,9 @@
 //!    `Utf8Sequences`), short escapes, and `\uXXXX` with the code-point ranges mapped to
 //!    hex-digit ranges (surrogate pairs for the supplementary planes).
 //!
+//! Property names of `patternProperties` (`regions`): one key language per set of patterns a
+//! key matches, the other patterns and the declared names complemented.
+//!
 //! Shortcuts: no pattern or format is `any_char{min,max}`; `hostname` alone has its own
 //! per-length grammar (`format::hostname`); a pattern alone whose automaton is over the limits
 //! is translated node by node, counted repetitions kept (`pattern_structurally`).
@@ -30,6 +33,9 @@
 
 mod format;
 mod pattern;
+mod regions;
+
+pub(crate) use regions::key_regions;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};

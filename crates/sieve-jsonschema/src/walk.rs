@@ -30,6 +30,7 @@ use sieve_ir::{Expr, GrammarBuilder, RuleId};
 
 use crate::layout::Layout;
 use crate::number::{number_schema, NumberSpec};
+use crate::presence::{Formula, Presence, Reader};
 use crate::refs::Refs;
 use crate::string::{any_char, string_schema_limited, StringSpec};
 use crate::{array, join_pointer, object, Error, ErrorKind, Escapes, Limits, Options, Warning};
@@ -52,7 +53,8 @@ pub(crate) const ALL: Types = 127;
 const DONE_ANY_OF: u8 = 1;
 /// `Elem::done`: the location's `oneOf` is accounted for by a branch in the set.
 const DONE_ONE_OF: u8 = 2;
-/// `Elem::done`: the location's `enum` and `const` are not applied (the enum filter).
+/// `Elem::done`: the location's `enum` and `const` are not applied (the enum filter), nor
+/// a `not` without a grammar of its own (the filter decides it per value).
 const DONE_ENUM: u8 = 4;
 
 /// Which draft's rules apply where drafts differ.
@@ -187,6 +189,20 @@ pub(crate) struct ArrayPart {
     pub rest: Option<String>,
 }
 
+/// Whether `keyword` constrains instances (anything else is an annotation or unknown).
+pub(crate) fn is_constraining(keyword: &str) -> bool {
+    CONSTRAINING.contains(&keyword)
+}
+
+/// Whether `schema` constrains nothing (`true`, or no constraining keyword).
+pub(crate) fn is_trivial_schema(schema: &Value) -> bool {
+    match schema {
+        Value::Bool(b) => *b,
+        Value::Object(map) => !map.keys().any(|k| is_constraining(k)),
+        _ => false,
+    }
+}
+
 /// The merged keywords of a flattened set.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Shape<'a> {
@@ -216,6 +232,12 @@ pub(crate) struct Shape<'a> {
     pub unique: Vec<String>,
     /// Property names an object must not have (from `not: {required: [name]}`).
     pub forbidden: Vec<&'a str>,
+    /// Constraints on which names an object has (`not`, `oneOf` and dependencies over
+    /// presence formulas).
+    pub presence: Presence<'a>,
+    /// Pointers of `not` subschemas with no grammar of their own, beside an `enum`/`const`:
+    /// the enum filter drops each listed value they accept.
+    pub excluded: Vec<String>,
     /// The pointer of the first location (for errors about the set as a whole).
     pub ptr: String,
 }
@@ -249,7 +271,12 @@ impl<'a> Compiler<'a> {
             }
             _ => Draft::Draft2020,
         };
-        let refs = Rc::new(Refs::index(doc, draft == Draft::Draft7));
+        let draft4 = doc
+            .get("$schema")
+            .and_then(Value::as_str)
+            .is_some_and(|uri| uri.contains("draft-04"));
+        let id_keyword = if draft4 { "id" } else { "$id" };
+        let refs = Rc::new(Refs::index(doc, draft == Draft::Draft7, id_keyword));
         Compiler::with_refs(doc, options, draft, refs)
     }
 
@@ -478,6 +505,13 @@ impl<'a> Compiler<'a> {
                 done.insert(elem.ptr.clone(), u8::MAX);
                 continue;
             }
+            // `not: {not: S}` is `S`: it joins the set (`negate` then skips the outer `not`).
+            if self.at(&elem.ptr).get("not").is_some_and(double_negation) {
+                stack.push(Elem::new(join_pointer(
+                    &join_pointer(&elem.ptr, "not"),
+                    "not",
+                )));
+            }
             if let Some(all) = map.get("allOf") {
                 let items = schema_array(all, &elem.ptr, "allOf")?;
                 for i in 0..items {
@@ -545,11 +579,7 @@ impl<'a> Compiler<'a> {
 
     /// Whether the schema at `ptr` has no constraining keyword.
     fn is_trivial(&self, ptr: &str) -> bool {
-        match self.at(ptr) {
-            Value::Bool(b) => *b,
-            Value::Object(map) => !map.keys().any(|k| CONSTRAINING.contains(&k.as_str())),
-            _ => false,
-        }
+        is_trivial_schema(self.at(ptr))
     }
 
     fn compile_flat(
@@ -573,6 +603,10 @@ impl<'a> Compiler<'a> {
                 let branch_ptrs: Vec<String> = (0..n)
                     .map(|j| join_pointer(&base, &j.to_string()))
                     .collect();
+                if keyword == "oneOf" && n > 1 && presence_one_of(branches).is_some() {
+                    // Exact as a presence constraint of the shape (`shape`).
+                    continue;
+                }
                 if keyword == "oneOf" && n > 1 {
                     // The types the rest of the set allows: only they can overlap.
                     let mut context = only;
@@ -732,17 +766,15 @@ impl<'a> Compiler<'a> {
                 .filter_map(|(v, ok)| ok.then_some(v))
                 .collect();
         }
-        let _ = shape;
+        for excluded in &shape.excluded {
+            if kept.is_empty() {
+                break;
+            }
+            kept = self.exclude_values(excluded, kept, depth)?;
+        }
         let mut alternatives = Vec::with_capacity(kept.len());
         for value in kept {
-            let expr = if self.options.property_order == crate::PropertyOrder::Any {
-                self.literal_any_order(value, self.limits().max_depth, values_ptr)?
-            } else {
-                self.layout
-                    .literal(value, self.limits().max_depth, values_ptr, "")?
-            };
-            self.spend(expr.size(), values_ptr)?;
-            alternatives.push(expr);
+            alternatives.push(self.value_literal(value, values_ptr)?);
         }
         Ok(Expr::choice(alternatives))
     }
@@ -786,7 +818,8 @@ impl<'a> Compiler<'a> {
                     return Ok(self.layout.bracket(b'{', out, b'}'));
                 }
                 let n = members.len() as u64;
-                let body = object::any_order(self, members, None, n, Some(n), ptr)?
+                let tracking = object::Tracking::none(members.len());
+                let body = object::any_order(self, members, None, n, Some(n), &tracking, ptr)?
                     .expect("every permutation is allowed");
                 Ok(Expr::seq([
                     Expr::bytes(*b"{"),
@@ -811,6 +844,59 @@ impl<'a> Compiler<'a> {
         ptr: &str,
         depth: usize,
     ) -> Result<Vec<bool>, Error> {
+        self.recognise_values(elems, types, values, ptr, depth, true)
+    }
+
+    /// The values of `values` that the schema at `negated` (a `not`) rejects. A value is kept
+    /// only when the schema's grammar rejects it and that grammar is exact on it
+    /// ([`decidable`]): then the value is not an instance of the negated schema.
+    fn exclude_values(
+        &mut self,
+        negated: &str,
+        values: Vec<&'a Value>,
+        depth: usize,
+    ) -> Result<Vec<&'a Value>, Error> {
+        let parent = negated.strip_suffix("/not").unwrap_or(negated);
+        let verdicts = match self.recognise_values(
+            vec![Elem::new(negated.to_owned())],
+            ALL,
+            &values,
+            negated,
+            depth,
+            false,
+        ) {
+            Ok(verdicts) => verdicts,
+            Err(e) if e.kind == ErrorKind::Limit && e.keyword == "properties" => {
+                self.refuse(
+                    parent,
+                    "not",
+                    "the negated schema has too many properties to decide the listed values in any property order",
+                )?;
+                // Lenient: the `not` is dropped.
+                return Ok(values);
+            }
+            Err(e) => return Err(e),
+        };
+        let max_members = self.options.max_any_order_properties.min(8);
+        Ok(values
+            .into_iter()
+            .zip(verdicts)
+            .filter_map(|(v, inside)| (!inside && decidable(v, max_members)).then_some(v))
+            .collect())
+    }
+
+    /// Runs the reference recogniser on each value's compact text against the set `elems`
+    /// compiled on its own. With `retry`, objects too large for any property order are
+    /// decided in schema order (a valid value may then be rejected).
+    fn recognise_values(
+        &mut self,
+        elems: Vec<Elem>,
+        types: Types,
+        values: &[&Value],
+        ptr: &str,
+        depth: usize,
+        retry: bool,
+    ) -> Result<Vec<bool>, Error> {
         // Member order does not matter to the schema: decide with any order, or in schema
         // order when objects are too large for that (a valid value may then be lost).
         // The fuel of a failed first attempt stays spent, so retries cannot multiply work.
@@ -830,9 +916,10 @@ impl<'a> Compiler<'a> {
         };
         let (mut sub, mut root) = attempt(crate::PropertyOrder::Any, self.fuel);
         // Only the any-order size limit is worth a retry (not depth, rules or fuel).
-        if root
-            .as_ref()
-            .is_err_and(|e| e.kind == ErrorKind::Limit && e.keyword == "properties")
+        if retry
+            && root
+                .as_ref()
+                .is_err_and(|e| e.kind == ErrorKind::Limit && e.keyword == "properties")
         {
             let fuel = sub.fuel;
             (sub, root) = attempt(crate::PropertyOrder::Schema, fuel);
@@ -902,6 +989,25 @@ impl<'a> Compiler<'a> {
             }
         }
         Ok(())
+    }
+
+    /// The values the `enum`s and `const`s of the intersection at `ptr` list (a superset of
+    /// its instances), `None` when it lists none.
+    pub(crate) fn listed_values(&mut self, ptr: &str) -> Result<Option<Vec<&'a Value>>, Error> {
+        Ok(self.summary(ptr)?.values)
+    }
+
+    /// A listed value in the output layout (any member order under
+    /// [`crate::PropertyOrder::Any`]).
+    pub(crate) fn value_literal(&mut self, value: &Value, ptr: &str) -> Result<Expr, Error> {
+        let expr = if self.options.property_order == crate::PropertyOrder::Any {
+            self.literal_any_order(value, self.limits().max_depth, ptr)?
+        } else {
+            self.layout
+                .literal(value, self.limits().max_depth, ptr, "")?
+        };
+        self.spend(expr.size(), ptr)?;
+        Ok(expr)
     }
 
     /// Whether the schema at `ptr` accepts at most one value (a `const` or one-value `enum`
@@ -1002,15 +1108,75 @@ impl<'a> Compiler<'a> {
         // Document order (`/allOf/2` before `/allOf/10`): it decides the property order.
         let mut ordered: Vec<&Elem> = flat.iter().collect();
         ordered.sort_by(|a, b| document_order(&a.ptr, &b.ptr));
+        // With an `enum`/`const` in the set, a `not` without a grammar becomes a filter on the
+        // listed values (`compile_values`).
+        let listed = flat.iter().any(|e| {
+            e.done & DONE_ENUM == 0
+                && self
+                    .at(&e.ptr)
+                    .as_object()
+                    .is_some_and(|m| m.contains_key("enum") || m.contains_key("const"))
+        });
         for elem in ordered {
             let ptr = elem.ptr.as_str();
             let map: &'a Map<String, Value> = self.at(ptr).as_object().expect("flattened");
             self.spend(map.len(), ptr)?;
             if let Some(negated) = map.get("not") {
-                self.negate(&mut s, negated, ptr)?;
+                if !self.negate(&mut s, negated, ptr)? && !presence_not(&mut s.presence, negated) {
+                    if elem.done & DONE_ENUM != 0 {
+                        // The caller's enum filter decides this `not`.
+                    } else if listed {
+                        s.excluded.push(join_pointer(ptr, "not"));
+                    } else {
+                        self.refuse(
+                            ptr,
+                            "not",
+                            "negation is supported only for `true`, `false`, `{}`, \
+                             `{\"type\": …}`, `{\"required\": [one name]}`, `{\"not\": …}` and, \
+                             beside an `enum` or `const`, any schema sieve can compile",
+                        )?;
+                    }
+                }
+            }
+            if elem.done & DONE_ONE_OF == 0 {
+                if let Some((formula, reader)) = map.get("oneOf").and_then(presence_one_of) {
+                    if !s.presence.add(formula, reader) {
+                        self.refuse(ptr, "oneOf", TOO_MANY_NAMES)?;
+                    }
+                }
+            }
+            let mut dependencies_done: Vec<&str> = Vec::new();
+            for keyword in ["dependencies", "dependentRequired", "dependentSchemas"] {
+                let Some(Value::Object(entries)) = map.get(keyword) else {
+                    continue;
+                };
+                // Draft-07 `dependencies` holds both forms; 2020-12 splits them.
+                let (lists, schemas) = match keyword {
+                    "dependencies" => (true, true),
+                    "dependentRequired" => (true, false),
+                    _ => (false, true),
+                };
+                let mut reader = Reader::new();
+                let handled = match reader.dependencies(entries, lists, schemas) {
+                    Some(formula) => s.presence.add(formula, reader),
+                    None => false,
+                };
+                if !handled {
+                    self.refuse(
+                        ptr,
+                        keyword,
+                        "dependencies are supported only over property presence \
+                         (lists of names, or schemas of `required`, `not`, `allOf`, `anyOf`, \
+                         `oneOf`), with at most 8 names per object",
+                    )?;
+                }
+                dependencies_done.push(keyword);
             }
             for (keyword, why) in UNSUPPORTED {
                 if keyword == "uniqueItems" || keyword == "not" {
+                    continue;
+                }
+                if dependencies_done.contains(&keyword) {
                     continue;
                 }
                 if map.contains_key(keyword) {
@@ -1048,12 +1214,16 @@ impl<'a> Compiler<'a> {
             self.object_keywords(&mut s, map, ptr)?;
             self.array_keywords(&mut s, map, ptr)?;
         }
+        if !s.presence.allows_non_objects() {
+            s.types &= OBJECT;
+        }
         Ok(s)
     }
 
     /// `not` in the forms that have an exact complement here: `true`, `false`,
-    /// `{"type": …}` and `{"required": [name]}`; anything else is refused.
-    fn negate(&mut self, s: &mut Shape<'a>, negated: &'a Value, ptr: &str) -> Result<(), Error> {
+    /// `{"type": …}`, `{"required": [name]}` and `{"not": …}` (the inner schema joined the set
+    /// in `flatten`). `false` for any other form: the caller filters or refuses it.
+    fn negate(&mut self, s: &mut Shape<'a>, negated: &'a Value, ptr: &str) -> Result<bool, Error> {
         fn keys(map: &Map<String, Value>) -> Vec<&str> {
             map.keys()
                 .map(String::as_str)
@@ -1064,6 +1234,7 @@ impl<'a> Compiler<'a> {
             Value::Bool(true) => s.types = 0,
             Value::Bool(false) => {}
             Value::Object(map) if keys(map).is_empty() => s.types = 0,
+            _ if double_negation(negated) => {}
             Value::Object(map) if keys(map) == ["type"] => {
                 s.types &= !parse_types(&map["type"], &join_pointer(ptr, "not"))?;
                 // Numbers that are not integers have no grammar of their own: leave them
@@ -1085,14 +1256,9 @@ impl<'a> Compiler<'a> {
                     s.forbidden.push(name);
                 }
             }
-            _ => self.refuse(
-                ptr,
-                "not",
-                "negation is supported only for `true`, `false`, `{}`, `{\"type\": …}` and \
-                 `{\"required\": [one name]}`",
-            )?,
+            _ => return Ok(false),
         }
-        Ok(())
+        Ok(true)
     }
 
     fn string_keywords(
@@ -1230,7 +1396,7 @@ impl<'a> Compiler<'a> {
             has_part = true;
             let base = join_pointer(ptr, keyword);
             for (name, _) in props {
-                let entry = (name.as_str(), join_pointer(&base, name));
+                let entry = (name.as_str(), member_pointer(&base, name));
                 if slot == 0 {
                     part.props.push(entry);
                 } else {
@@ -1413,6 +1579,68 @@ impl Summary<'_> {
         }
         self.required.iter().any(|k| other.forbids(k))
             || other.required.iter().any(|k| self.forbids(k))
+    }
+}
+
+/// The pointer of the member `name` of the object at `base`. Unlike [`join_pointer`] (where
+/// an empty token means the location itself), an empty name is a member too.
+fn member_pointer(base: &str, name: &str) -> String {
+    let mut out = join_pointer(base, name);
+    if name.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
+/// Why a presence constraint is refused when an object would track too many names.
+const TOO_MANY_NAMES: &str = "presence constraints over more than 8 names in one object";
+
+/// A `oneOf` whose branches are all presence formulas, as one formula.
+fn presence_one_of<'a>(branches: &'a Value) -> Option<(Formula, Reader<'a>)> {
+    let mut reader = Reader::new();
+    let formulas = reader.list(branches)?;
+    Some((Formula::One(formulas), reader))
+}
+
+/// Adds `not` of a presence formula to `presence`; `false` when it is none (or too large).
+fn presence_not<'a>(presence: &mut Presence<'a>, negated: &'a Value) -> bool {
+    let mut reader = Reader::new();
+    match reader.schema(negated) {
+        Some(formula) => presence.add(Formula::Not(Box::new(formula)), reader),
+        None => false,
+    }
+}
+
+/// Whether `negated` (the value of a `not`) is `{"not": …}` and nothing else that constrains.
+fn double_negation(negated: &Value) -> bool {
+    negated.as_object().is_some_and(|map| {
+        map.contains_key("not")
+            && map
+                .keys()
+                .all(|k| k == "not" || !CONSTRAINING.contains(&k.as_str()))
+    })
+}
+
+/// Whether a schema's grammar (compact layout, any property order) rejects `value`'s
+/// compact text only when the schema does: the grammar's documented rejected-valid gaps
+/// are all about spellings this rules out — numbers it might spell differently from a listed
+/// `const`/`enum` value of equal value (`-0.0`, integral values beyond 2^53) and objects of
+/// more than `max_members` members (listed object values larger than that keep their own
+/// member order).
+fn decidable(value: &Value, max_members: usize) -> bool {
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    match value {
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => i.unsigned_abs() <= EXACT as u64,
+            (_, Some(u), _) => u <= EXACT as u64,
+            (_, _, Some(f)) => f.is_finite() && f != 0.0 && (f.fract() != 0.0 || f.abs() <= EXACT),
+            _ => false,
+        },
+        Value::Array(items) => items.iter().all(|v| decidable(v, max_members)),
+        Value::Object(map) => {
+            map.len() <= max_members && map.values().all(|v| decidable(v, max_members))
+        }
+        _ => true,
     }
 }
 

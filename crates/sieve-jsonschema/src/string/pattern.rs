@@ -36,7 +36,8 @@ pub(crate) const NEST_LIMIT: u32 = 64;
 /// The largest bound of a counted repetition.
 pub(crate) const MAX_REPEAT: u32 = 10_000;
 
-const SCALARS: [(u32, u32); 2] = [(0, 0xd7ff), (0xe000, 0x10ffff)];
+/// Every Unicode scalar value (no surrogates).
+pub(crate) const SCALARS: [(u32, u32); 2] = [(0, 0xd7ff), (0xe000, 0x10ffff)];
 
 /// Why a pattern was not compiled.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -471,7 +471,7 @@ fn composition() {
         "not",
         "/not",
     );
-    for keyword in ["if", "dependentRequired", "unevaluatedProperties"] {
+    for keyword in ["if", "unevaluatedProperties"] {
         check_error(
             json!({"properties": {"x": {keyword: {}}}}),
             ErrorKind::Unsupported,
@@ -691,20 +691,65 @@ fn pattern_properties() {
         &[json!({"ab": 1, "xb": 2})],
         &[json!({"c": 1}), json!({"ab": "s"})],
     );
-    // A declared name matching a pattern meets both schemas, but the pattern's keys cannot
-    // exclude it: refused.
-    check_error(
+    // A declared name matching a pattern meets both schemas; the pattern's other keys are
+    // the pattern's language less the declared names.
+    check(
         json!({"properties": {"x-a": {"type": "integer"}}, "patternProperties": {"^x-": {"minimum": 0}}, "additionalProperties": false}),
-        ErrorKind::Unsupported,
-        "",
-        "/patternProperties/^x-",
+        &[json!({"x-a": 1, "x-b": 2}), json!({"x-b": "s"}), json!({})],
+        &[
+            json!({"x-a": -1}),
+            json!({"x-a": "s"}),
+            json!({"x-b": -1}),
+            json!({"y": 1}),
+            json!({"x-b": 1, "x-a": 1}),
+        ],
     );
-    // Patterns with an open additionalProperties would need the patterns' complement.
-    check_error(
+    // Keys matching no pattern meet additionalProperties (absent: anything).
+    check(
         json!({"patternProperties": {"^x-": {"type": "integer"}}}),
-        ErrorKind::Unsupported,
-        "patternProperties",
-        "/patternProperties",
+        &[
+            json!({"x-a": 1, "b": "s"}),
+            json!({"b": [], "x-": 0}),
+            json!({"xy": "s"}),
+        ],
+        &[json!({"x-a": "s"}), json!({"b": 1, "x-b": null})],
+    );
+    check(
+        json!({"properties": {"id": {"type": "string"}}, "patternProperties": {"^[0-9]+$": {"type": "integer"}}, "additionalProperties": {"type": "boolean"}}),
+        &[
+            json!({"id": "a", "1": 2, "ab": true}),
+            json!({"id": "7"}),
+            json!({"12": 3}),
+        ],
+        &[
+            json!({"id": 1}),
+            json!({"1": true}),
+            json!({"ab": 1}),
+            json!({"1a": 1}),
+        ],
+    );
+    // Overlapping patterns with different schemas: a key matching both meets both.
+    check(
+        json!({"patternProperties": {"a": {"type": "integer"}, "b": {"minimum": 3}}, "additionalProperties": false}),
+        &[json!({"a": 1, "b": 5, "ab": 4, "xb": "s"})],
+        &[
+            json!({"ab": 1}),
+            json!({"ab": "s"}),
+            json!({"b": 2}),
+            json!({"c": 1}),
+            json!({"a": "s"}),
+        ],
+    );
+    // Any property order too.
+    let any = Options {
+        property_order: PropertyOrder::Any,
+        ..Options::default()
+    };
+    check_texts(
+        json!({"properties": {"n": {"type": "null"}}, "patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": {"type": "string"}}),
+        &any,
+        &[r#"{"x1":1,"n":null,"y":"s"}"#, r#"{"y":"s","x":2}"#],
+        &[r#"{"x1":"s"}"#, r#"{"y":1}"#, r#"{"n":1}"#],
     );
     // Patterns whose schemas are empty constrain nothing.
     check(
@@ -910,5 +955,265 @@ fn enum_filter_through_recursion_ends() {
     assert_eq!(
         compile(&schema, &options).unwrap_err().kind,
         ErrorKind::Limit
+    );
+}
+
+#[test]
+fn double_negation_is_the_schema() {
+    check(
+        json!({"not": {"not": {"type": "string", "minLength": 2}}}),
+        &[json!("ab"), json!("abc")],
+        &[json!("a"), json!(1), json!(null)],
+    );
+    check(
+        json!({"not": {"not": {"not": {"type": "integer"}}}}),
+        &[json!("x"), json!(null), json!([1])],
+        &[json!(1), json!(-3)],
+    );
+    // Beside other keywords the inner schema joins the intersection.
+    check(
+        json!({"type": "object", "not": {"not": {"required": ["a"]}}, "properties": {"a": {"type": "integer"}}}),
+        &[json!({"a": 1})],
+        &[json!({}), json!({"a": "x"}), json!("a")],
+    );
+}
+
+#[test]
+fn negation_beside_an_enum_filters_the_values() {
+    check(
+        json!({"allOf": [{"enum": [1, 2, 3, "a"]}, {"not": {"minimum": 2}}]}),
+        &[json!(1)],
+        // `"a"` meets `minimum` (it constrains numbers only), so it fails the `not`.
+        &[json!(2), json!(3), json!(0), json!("a")],
+    );
+    check(
+        json!({"enum": [{"a": 1}, {"a": "x"}, [1], {"b": 2, "a": 3}], "not": {"properties": {"a": {"type": "integer"}}}}),
+        &[json!({"a": "x"})],
+        &[
+            json!({"a": 1}),
+            json!([1]),
+            json!({"b": 2, "a": 3}),
+            json!({"a": 3, "b": 2}),
+        ],
+    );
+    // Members in another order than the listed value's: the negated schema is decided in
+    // any property order, so `{"a": 1, "b": 2}` is dropped although listed as `{"b": 2, "a": 1}`.
+    check(
+        json!({"enum": [{"b": 2, "a": 1}, {"a": 5}], "not": {"properties": {"a": {"const": 1}, "b": {"const": 2}}, "required": ["a", "b"]}}),
+        &[json!({"a": 5})],
+        &[json!({"b": 2, "a": 1}), json!({"a": 1, "b": 2})],
+    );
+    // Several negations, one of them with a form of its own.
+    check(
+        json!({"const": "abc", "allOf": [{"not": {"pattern": "^x"}}, {"not": {"type": "null"}}]}),
+        &[json!("abc")],
+        &[json!("x")],
+    );
+    check(
+        json!({"enum": ["xa", "b"], "not": {"pattern": "^x"}}),
+        &[json!("b")],
+        &[json!("xa")],
+    );
+    // A value the negated grammar might spell differently (an integral float beyond 2^53)
+    // is left out: rejected-valid, never accepted-invalid.
+    check(
+        json!({"enum": [1e300, 5], "not": {"maximum": 0}}),
+        &[json!(5)],
+        &[json!(1e300)],
+    );
+    // Without an enum, such a negation is still refused; a refused keyword inside the
+    // negated schema is refused as well.
+    check_error(
+        json!({"not": {"minimum": 3}}),
+        ErrorKind::Unsupported,
+        "not",
+        "/not",
+    );
+    check_error(
+        json!({"enum": [1], "not": {"if": {}}}),
+        ErrorKind::Unsupported,
+        "if",
+        "/not/if",
+    );
+}
+
+#[test]
+fn presence_constraints() {
+    // oneOf over `required`: exactly one branch's names all present.
+    let one_of = json!({"properties": {"r": {}, "l": {}, "w": {}, "x": {"type": "integer"}}, "oneOf": [{"required": ["r"]}, {"required": ["l", "w"]}]});
+    check(
+        one_of.clone(),
+        &[
+            json!({"r": 1}),
+            json!({"l": 1, "w": 2}),
+            json!({"r": 1, "l": 2}),
+            json!({"r": 1, "w": 2, "x": 3}),
+        ],
+        &[
+            json!({}),
+            json!({"l": 1}),
+            json!({"r": 1, "l": 1, "w": 2}),
+            json!({"r": 1, "x": "s"}),
+            json!(1),
+            json!("s"),
+        ],
+    );
+    let any = Options {
+        property_order: PropertyOrder::Any,
+        ..Options::default()
+    };
+    check_texts(
+        one_of,
+        &any,
+        &[
+            r#"{"w":2,"l":1}"#,
+            r#"{"x":3,"r":1,"w":2}"#,
+            r#"{"q":[],"r":1}"#,
+        ],
+        &[r#"{"w":2,"r":1,"l":1}"#, r#"{"w":2}"#],
+    );
+    // Keys not declared anywhere are tracked too (they are kept out of the other keys).
+    check(
+        json!({"oneOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+        &[json!({"a": 1}), json!({"b": 1, "c": 2})],
+        &[
+            json!({"a": 1, "b": 2}),
+            json!({"b": 1, "a": 2}),
+            json!({"c": 1}),
+            json!(null),
+        ],
+    );
+    // not over several names: not all of them.
+    check(
+        json!({"not": {"required": ["a", "b"]}}),
+        &[json!({}), json!({"a": 1}), json!({"b": 1, "c": 1})],
+        &[json!({"a": 1, "b": 2}), json!({"b": 1, "a": 2}), json!(3)],
+    );
+    check(
+        json!({"type": "object", "not": {"anyOf": [{"required": ["a"]}, {"allOf": [{"required": ["b"]}, {"required": ["c"]}]}]}}),
+        &[json!({}), json!({"b": 1}), json!({"c": 1, "d": 1})],
+        &[
+            json!({"a": 1}),
+            json!({"b": 1, "c": 2}),
+            json!({"c": 1, "b": 2}),
+        ],
+    );
+    // Dependencies: a list of names, or a schema over presence.
+    check(
+        json!({"$schema": "http://json-schema.org/draft-07/schema#", "properties": {"a": {}, "b": {}, "c": {}}, "dependencies": {"a": ["b"], "c": {"not": {"required": ["a"]}}}}),
+        &[
+            json!({}),
+            json!({"b": 1}),
+            json!({"a": 1, "b": 2}),
+            json!({"b": 1, "c": 1}),
+            json!(1),
+            json!("x"),
+        ],
+        &[
+            json!({"a": 1}),
+            json!({"a": 1, "b": 2, "c": 3}),
+            json!({"a": 1, "c": 3}),
+        ],
+    );
+    check(
+        json!({"dependentRequired": {"a": ["b", "c"]}}),
+        &[json!({"b": 1}), json!({"a": 1, "b": 2, "c": 3}), json!([])],
+        &[json!({"a": 1, "b": 2}), json!({"c": 1, "a": 2})],
+    );
+    check(
+        json!({"dependentSchemas": {"a": {"required": ["b"]}}, "maxProperties": 2}),
+        &[json!({"a": 1, "b": 2}), json!({"b": 1, "c": 2})],
+        &[
+            json!({"a": 1}),
+            json!({"a": 1, "c": 2}),
+            json!({"a": 1, "b": 2, "c": 3}),
+        ],
+    );
+    // Under an `anyOf`, a property required by a branch and the presence table together.
+    check(
+        json!({"anyOf": [{"required": ["a"]}, {"required": ["c"]}], "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}),
+        &[json!({"a": 1}), json!({"c": 1, "b": 1})],
+        &[json!({"b": 1}), json!({"a": 1, "b": 1}), json!({"c": 1})],
+    );
+    // A dependency schema that is not about presence stays refused.
+    check_error(
+        json!({"dependentSchemas": {"a": {"properties": {"b": {"type": "integer"}}}}}),
+        ErrorKind::Unsupported,
+        "dependentSchemas",
+        "/dependentSchemas",
+    );
+}
+
+#[test]
+fn draft4_ids() {
+    let draft4 = "http://json-schema.org/draft-04/schema#";
+    // `id: "#name"` is an anchor in draft-04.
+    check(
+        json!({"$schema": draft4, "definitions": {"n": {"id": "#num", "type": "integer"}}, "properties": {"a": {"$ref": "#num"}}}),
+        &[json!({"a": 1})],
+        &[json!({"a": "s"})],
+    );
+    // `$id` is no keyword in draft-04: it does not move the base URI.
+    check(
+        json!({"$schema": draft4, "id": "https://example.com/root", "definitions": {"s": {"type": "string"}}, "properties": {"a": {"$id": "/elsewhere", "properties": {"b": {"$ref": "#/definitions/s"}}}}}),
+        &[json!({"a": {"b": "x"}})],
+        &[json!({"a": {"b": 1}})],
+    );
+}
+
+#[test]
+fn unique_items_over_listed_values() {
+    let schema = json!({"type": "array", "uniqueItems": true, "items": {"enum": ["a", "b", 1, 1.0, {"k": 1}]}, "minItems": 1});
+    check(
+        schema.clone(),
+        &[
+            json!(["a"]),
+            json!(["b", "a"]),
+            json!([1, "a", {"k": 1}, "b"]),
+        ],
+        &[
+            json!([]),
+            json!(["a", "a"]),
+            json!(["a", "b", "a"]),
+            json!([1, 1.0]),
+            json!([{"k": 1}, {"k": 1}]),
+            json!(["c"]),
+        ],
+    );
+    // Length bounds, and values the item schema's other keywords rule out.
+    check(
+        json!({"uniqueItems": true, "maxItems": 2, "items": {"type": "string", "enum": ["x", "y", "z", 5]}}),
+        &[
+            json!(["x", "y"]),
+            json!(["z"]),
+            json!([]),
+            json!("not an array"),
+        ],
+        &[json!(["x", "y", "z"]), json!([5]), json!(["y", "y"])],
+    );
+    // Items that are not listed values stay refused.
+    check_error(
+        json!({"uniqueItems": true, "items": {"type": "string"}}),
+        ErrorKind::Unsupported,
+        "uniqueItems",
+        "/uniqueItems",
+    );
+}
+
+#[test]
+fn empty_names_and_patterns_are_members() {
+    // The pattern "" matches every key; its schema lives at `/patternProperties/`, not at
+    // `/patternProperties`.
+    for additional in [json!(false), json!(true)] {
+        check(
+            json!({"patternProperties": {"": {"type": "object", "properties": {"href": {"type": "string"}}}}, "additionalProperties": additional}),
+            &[json!({"self": {"href": "x"}}), json!({"": {}})],
+            &[json!({"self": {"href": 123}}), json!({"a": 1})],
+        );
+    }
+    check(
+        json!({"properties": {"": {"type": "integer"}}}),
+        &[json!({"": 1}), json!({"a": "s"})],
+        &[json!({"": "s"})],
     );
 }

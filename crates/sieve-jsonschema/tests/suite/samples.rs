@@ -380,7 +380,7 @@ fn random_schema(rng: &mut Rng, depth: u32) -> Value {
     let keywords = 1 + rng.below(3);
     for _ in 0..keywords {
         let leaf = depth == 0;
-        match rng.below(if leaf { 10 } else { 23 }) {
+        match rng.below(if leaf { 10 } else { 24 }) {
             0 => {
                 map.insert("type".into(), json!(types[rng.below(7) as usize]));
             }
@@ -458,6 +458,9 @@ fn random_schema(rng: &mut Rng, depth: u32) -> Value {
             }
             21 => {
                 map.insert("minItems".into(), json!(rng.below(3)));
+            }
+            22 => {
+                map.insert("not".into(), random_schema(rng, depth - 1));
             }
             _ => {
                 map.insert("contains".into(), random_schema(rng, depth - 1));
