@@ -43,8 +43,10 @@
 //!   `$anchor` (draft-07 `$id: "#name"` too); recursion becomes recursive rules.
 //!
 //! - `not` of `true`, `false`, `{}`, `{"type": …}` (non-integer numbers are then left out),
-//!   `{"required": [one name]}` (the property is forbidden), `{"not": S}` (which is `S`) and
-//!   presence formulas; beside an `enum`/`const`, `not` of any schema sieve compiles: each
+//!   `{"required": [one name]}` (the property is forbidden), `{"not": S}` (which is `S`),
+//!   `{"properties": {name: S}}` with or without `required: [name]` (the property's value
+//!   gets the negation of `S`, present unless `required` is there) and presence formulas;
+//!   beside an `enum`/`const`, `not` of any schema sieve compiles: each
 //!   listed value its grammar accepts is dropped, and so is each value on which that grammar
 //!   might not be exact (a number it might spell differently, an object of more than
 //!   [`Options::max_any_order_properties`] or 8 members) — rejected-valid, never
@@ -54,7 +56,10 @@
 //!   object — under `not` and `oneOf`, and as `dependencies`, `dependentRequired` and
 //!   `dependentSchemas` (`presence`): the object layouts track which of the names are present.
 //!
-//! Refused ([`ErrorKind::Unsupported`]): other `not`s, `if`/`then`/`else`, dependencies
+//! - `if`/`then`/`else` as `(if ∧ then) ∨ (¬if ∧ else)` (disjoint sides), where `¬if` is one
+//!   of the negations above (refused otherwise, naming `if`).
+//!
+//! Refused ([`ErrorKind::Unsupported`]): other `not`s and `if`s, dependencies
 //! other than over presence, `unevaluatedProperties`, `unevaluatedItems`, `$dynamicRef`,
 //! `$recursiveRef`, remote `$ref`s (never fetched), and the cases above that cannot be made
 //! exact.

@@ -56,6 +56,11 @@ const DONE_ONE_OF: u8 = 2;
 /// `Elem::done`: the location's `enum` and `const` are not applied (the enum filter), nor
 /// a `not` without a grammar of its own (the filter decides it per value).
 const DONE_ENUM: u8 = 4;
+/// `Elem::done`: the element stands for the *negation* of the schema at its pointer (the
+/// `else` side of an `if`); it is never flattened and only `negate` reads it.
+const NEGATED: u8 = 8;
+/// `Elem::done`: the location's `if`/`then`/`else` is accounted for by the set.
+const DONE_IF: u8 = 16;
 
 /// Which draft's rules apply where drafts differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,6 +83,11 @@ pub(crate) struct Elem {
 impl Elem {
     pub(crate) fn new(ptr: String) -> Elem {
         Elem { ptr, done: 0 }
+    }
+
+    /// The negation of the schema at `ptr`.
+    pub(crate) fn negated(ptr: String) -> Elem {
+        Elem { ptr, done: NEGATED }
     }
 }
 
@@ -235,6 +245,9 @@ pub(crate) struct Shape<'a> {
     /// Constraints on which names an object has (`not`, `oneOf` and dependencies over
     /// presence formulas).
     pub presence: Presence<'a>,
+    /// Properties whose value must *not* meet a schema (name, pointer of the schema), from
+    /// `not: {"properties": {name: S}}`.
+    pub negated_members: Vec<(&'a str, String)>,
     /// Pointers of `not` subschemas with no grammar of their own, beside an `enum`/`const`:
     /// the enum filter drops each listed value they accept.
     pub excluded: Vec<String>,
@@ -448,7 +461,8 @@ impl<'a> Compiler<'a> {
     /// `false` schema is in the set.
     fn flatten(&mut self, elems: Vec<Elem>, depth: usize) -> Result<Option<Vec<Elem>>, Error> {
         let mut done: HashMap<String, u8> = HashMap::new();
-        let mut stack = elems;
+        let (mut negated, mut stack): (Vec<Elem>, Vec<Elem>) =
+            elems.into_iter().partition(|e| e.done & NEGATED != 0);
         let mut steps = 0usize;
         while let Some(elem) = stack.pop() {
             steps += 1;
@@ -529,7 +543,10 @@ impl<'a> Compiler<'a> {
             .filter(|(_, bits)| *bits != u8::MAX)
             .map(|(ptr, done)| Elem { ptr, done })
             .collect();
+        negated.dedup();
+        out.extend(negated);
         out.sort();
+        out.dedup();
         Ok(Some(out))
     }
 
@@ -553,7 +570,11 @@ impl<'a> Compiler<'a> {
         let Some(flat) = self.flatten(elems, depth)? else {
             return Ok(None);
         };
-        if only == ALL && flat.iter().all(|e| self.is_trivial(&e.ptr)) {
+        if only == ALL
+            && flat
+                .iter()
+                .all(|e| e.done & NEGATED == 0 && self.is_trivial(&e.ptr))
+        {
             return self.any_value().map(Some);
         }
         let key = (flat, only);
@@ -588,8 +609,11 @@ impl<'a> Compiler<'a> {
         only: Types,
         depth: usize,
     ) -> Result<Option<Expr>, Error> {
-        // Distribute the first `anyOf` / `oneOf` over the rest of the set.
+        // Distribute the first `anyOf` / `oneOf` / `if` over the rest of the set.
         for (i, elem) in flat.iter().enumerate() {
+            if elem.done & NEGATED != 0 {
+                continue;
+            }
             let map = self.at(&elem.ptr).as_object().expect("flattened");
             for (keyword, bit) in [("anyOf", DONE_ANY_OF), ("oneOf", DONE_ONE_OF)] {
                 if elem.done & bit != 0 {
@@ -610,7 +634,7 @@ impl<'a> Compiler<'a> {
                 if keyword == "oneOf" && n > 1 {
                     // The types the rest of the set allows: only they can overlap.
                     let mut context = only;
-                    for other in flat {
+                    for other in flat.iter().filter(|e| e.done & NEGATED == 0) {
                         if let Some(t) = self.at(&other.ptr).get("type") {
                             context &= parse_types(t, &other.ptr)?;
                         }
@@ -622,6 +646,34 @@ impl<'a> Compiler<'a> {
                     let mut set = flat.to_vec();
                     set[i].done |= bit;
                     set.push(Elem::new(branch));
+                    if let Some(expr) = self.compile_set(set, only, depth + 1)? {
+                        alternatives.push(expr);
+                    }
+                }
+                return Ok(Expr::choice(alternatives));
+            }
+            if elem.done & DONE_IF == 0 && map.contains_key("if") {
+                // (if ∧ then) ∨ (¬if ∧ else): disjoint sides, so the union is exact.
+                let side = |keyword: &str| {
+                    map.contains_key(keyword)
+                        .then(|| Elem::new(join_pointer(&elem.ptr, keyword)))
+                };
+                let condition = join_pointer(&elem.ptr, "if");
+                let mut alternatives = Vec::new();
+                for (test, branch) in [
+                    (Elem::new(condition.clone()), side("then")),
+                    (
+                        Elem {
+                            ptr: condition,
+                            done: NEGATED,
+                        },
+                        side("else"),
+                    ),
+                ] {
+                    let mut set = flat.to_vec();
+                    set[i].done |= DONE_IF;
+                    set.push(test);
+                    set.extend(branch);
                     if let Some(expr) = self.compile_set(set, only, depth + 1)? {
                         alternatives.push(expr);
                     }
@@ -1039,7 +1091,8 @@ impl<'a> Compiler<'a> {
         };
         let mut required: Vec<&'a str> = Vec::new();
         let mut consts: Vec<(&'a str, &'a Value)> = Vec::new();
-        for elem in &flat {
+        // A negated element only narrows the set: a superset may leave it out.
+        for elem in flat.iter().filter(|e| e.done & NEGATED == 0) {
             let map = self.at(&elem.ptr).as_object().expect("flattened");
             if let Some(t) = map.get("type") {
                 summary.types &= parse_types(t, &elem.ptr)?;
@@ -1111,7 +1164,7 @@ impl<'a> Compiler<'a> {
         // With an `enum`/`const` in the set, a `not` without a grammar becomes a filter on the
         // listed values (`compile_values`).
         let listed = flat.iter().any(|e| {
-            e.done & DONE_ENUM == 0
+            e.done & (DONE_ENUM | NEGATED) == 0
                 && self
                     .at(&e.ptr)
                     .as_object()
@@ -1119,24 +1172,17 @@ impl<'a> Compiler<'a> {
         });
         for elem in ordered {
             let ptr = elem.ptr.as_str();
+            if elem.done & NEGATED != 0 {
+                // The negation of the schema here (the `else` side of an `if`).
+                let at = ptr.rsplit_once('/').map_or("", |(parent, _)| parent);
+                self.negation(&mut s, ptr, at, "if", elem.done, listed)?;
+                continue;
+            }
             let map: &'a Map<String, Value> = self.at(ptr).as_object().expect("flattened");
             self.spend(map.len(), ptr)?;
-            if let Some(negated) = map.get("not") {
-                if !self.negate(&mut s, negated, ptr)? && !presence_not(&mut s.presence, negated) {
-                    if elem.done & DONE_ENUM != 0 {
-                        // The caller's enum filter decides this `not`.
-                    } else if listed {
-                        s.excluded.push(join_pointer(ptr, "not"));
-                    } else {
-                        self.refuse(
-                            ptr,
-                            "not",
-                            "negation is supported only for `true`, `false`, `{}`, \
-                             `{\"type\": …}`, `{\"required\": [one name]}`, `{\"not\": …}` and, \
-                             beside an `enum` or `const`, any schema sieve can compile",
-                        )?;
-                    }
-                }
+            if map.contains_key("not") {
+                let negated = join_pointer(ptr, "not");
+                self.negation(&mut s, &negated, ptr, "not", elem.done, listed)?;
             }
             if elem.done & DONE_ONE_OF == 0 {
                 if let Some((formula, reader)) = map.get("oneOf").and_then(presence_one_of) {
@@ -1173,7 +1219,10 @@ impl<'a> Compiler<'a> {
                 dependencies_done.push(keyword);
             }
             for (keyword, why) in UNSUPPORTED {
-                if keyword == "uniqueItems" || keyword == "not" {
+                if keyword == "uniqueItems"
+                    || keyword == "not"
+                    || (keyword == "if" && elem.done & DONE_IF != 0)
+                {
                     continue;
                 }
                 if dependencies_done.contains(&keyword) {
@@ -1220,10 +1269,50 @@ impl<'a> Compiler<'a> {
         Ok(s)
     }
 
+    /// The negation of the schema at `negated` (a `not`, or an `if` on its `else` side), of
+    /// an element with `done` bits, in a set that lists values or not; refusals name
+    /// `keyword` at `at`.
+    fn negation(
+        &mut self,
+        s: &mut Shape<'a>,
+        negated: &str,
+        at: &str,
+        keyword: &str,
+        done: u8,
+        listed: bool,
+    ) -> Result<(), Error> {
+        let value = self.at(negated);
+        if self.negate(s, value, negated)? || presence_not(&mut s.presence, value) {
+            return Ok(());
+        }
+        if done & DONE_ENUM != 0 {
+            // The caller's enum filter decides this negation.
+        } else if listed {
+            s.excluded.push(negated.to_owned());
+        } else {
+            self.refuse(
+                at,
+                keyword,
+                "negation (of `not`, and of `if` for `else`) is supported only for `true`, `false`, `{}`, `{\"type\": …}`, \
+                 presence formulas, `{\"not\": …}`, `{\"properties\": {one name}}` (with or \
+                 without it required) and, beside an `enum` or `const`, any schema sieve can \
+                 compile",
+            )?;
+        }
+        Ok(())
+    }
+
     /// `not` in the forms that have an exact complement here: `true`, `false`,
-    /// `{"type": …}`, `{"required": [name]}` and `{"not": …}` (the inner schema joined the set
-    /// in `flatten`). `false` for any other form: the caller filters or refuses it.
-    fn negate(&mut self, s: &mut Shape<'a>, negated: &'a Value, ptr: &str) -> Result<bool, Error> {
+    /// `{"type": …}`, `{"required": [name]}`, `{"not": …}` (the inner schema joined the set
+    /// in `flatten`) and `{"properties": {name: S}}`, `required: [name]` or not (the property
+    /// present unless required there, its value not meeting `S`). `negated_ptr` is the
+    /// pointer of `negated`. `false` for any other form: the caller filters or refuses it.
+    fn negate(
+        &mut self,
+        s: &mut Shape<'a>,
+        negated: &'a Value,
+        negated_ptr: &str,
+    ) -> Result<bool, Error> {
         fn keys(map: &Map<String, Value>) -> Vec<&str> {
             map.keys()
                 .map(String::as_str)
@@ -1236,7 +1325,7 @@ impl<'a> Compiler<'a> {
             Value::Object(map) if keys(map).is_empty() => s.types = 0,
             _ if double_negation(negated) => {}
             Value::Object(map) if keys(map) == ["type"] => {
-                s.types &= !parse_types(&map["type"], &join_pointer(ptr, "not"))?;
+                s.types &= !parse_types(&map["type"], negated_ptr)?;
                 // Numbers that are not integers have no grammar of their own: leave them
                 // out (rejected-valid, never accepted-invalid).
                 if s.types & NUMBER == FRACTION {
@@ -1255,6 +1344,16 @@ impl<'a> Compiler<'a> {
                 if !s.forbidden.contains(&name) {
                     s.forbidden.push(name);
                 }
+            }
+            Value::Object(map) if one_property(map).is_some() => {
+                let (name, required) = one_property(map).expect("checked");
+                // Non-objects meet `properties`; an object fails it only through this name.
+                s.types &= OBJECT;
+                if !required && !s.required.contains(&name) {
+                    s.required.push(name);
+                }
+                let schema = member_pointer(&join_pointer(negated_ptr, "properties"), name);
+                s.negated_members.push((name, schema));
             }
             _ => return Ok(false),
         }
@@ -1590,6 +1689,24 @@ fn member_pointer(base: &str, name: &str) -> String {
         out.push('/');
     }
     out
+}
+
+/// `{"properties": {name: S}}` with nothing else constraining but `required: [name]`: the
+/// name and whether it is required.
+fn one_property(map: &Map<String, Value>) -> Option<(&str, bool)> {
+    let props = map.get("properties")?.as_object()?;
+    if props.len() != 1 {
+        return None;
+    }
+    let name = props.keys().next()?.as_str();
+    let required = match map.get("required") {
+        None => false,
+        Some(Value::Array(names)) if names.len() == 1 && names[0] == name => true,
+        Some(_) => return None,
+    };
+    map.keys()
+        .all(|k| matches!(k.as_str(), "properties" | "required") || !is_constraining(k))
+        .then_some((name, required))
 }
 
 /// Why a presence constraint is refused when an object would track too many names.

@@ -471,7 +471,7 @@ fn composition() {
         "not",
         "/not",
     );
-    for keyword in ["if", "unevaluatedProperties"] {
+    for keyword in ["unevaluatedItems", "unevaluatedProperties"] {
         check_error(
             json!({"properties": {"x": {keyword: {}}}}),
             ErrorKind::Unsupported,
@@ -1030,10 +1030,10 @@ fn negation_beside_an_enum_filters_the_values() {
         "/not",
     );
     check_error(
-        json!({"enum": [1], "not": {"if": {}}}),
+        json!({"enum": [1], "not": {"unevaluatedItems": {}}}),
         ErrorKind::Unsupported,
-        "if",
-        "/not/if",
+        "unevaluatedItems",
+        "/not/unevaluatedItems",
     );
 }
 
@@ -1215,5 +1215,78 @@ fn empty_names_and_patterns_are_members() {
         json!({"properties": {"": {"type": "integer"}}}),
         &[json!({"": 1}), json!({"a": "s"})],
         &[json!({"": "s"})],
+    );
+}
+
+#[test]
+fn if_then_else() {
+    // A presence condition.
+    check(
+        json!({"if": {"required": ["a"]}, "then": {"required": ["b"]}, "else": {"type": "object", "maxProperties": 1}}),
+        // A non-object meets `required`, so `then`, which it meets too.
+        &[
+            json!({"a": 1, "b": 2}),
+            json!({"c": 1}),
+            json!({}),
+            json!(1),
+        ],
+        &[json!({"a": 1}), json!({"c": 1, "d": 2})],
+    );
+    // A discriminator property: its values come from a listed set.
+    let schema = json!({
+        "type": "object",
+        "properties": {"kind": {"enum": ["x", "y", "z"]}, "n": {}},
+        "if": {"properties": {"kind": {"const": "x"}}},
+        "then": {"properties": {"n": {"type": "integer"}}},
+        "else": {"properties": {"n": {"type": "string"}}}
+    });
+    check(
+        schema,
+        &[
+            json!({"kind": "x", "n": 1}),
+            json!({"kind": "y", "n": "s"}),
+            json!({"n": 2}),
+            json!({}),
+        ],
+        &[
+            json!({"kind": "x", "n": "s"}),
+            json!({"kind": "z", "n": 1}),
+            json!({"n": "s"}),
+            json!({"kind": "w"}),
+        ],
+    );
+    // With the property required in `if`: an object without it takes `else`.
+    check(
+        json!({"properties": {"t": {"enum": [1, 2]}}, "if": {"properties": {"t": {"const": 1}}, "required": ["t"]}, "then": {"required": ["u"]}, "else": {"not": {"required": ["u"]}}}),
+        &[
+            json!({"t": 1, "u": 0}),
+            json!({"t": 2}),
+            json!({}),
+            json!(5),
+        ],
+        &[json!({"t": 1}), json!({"t": 2, "u": 0}), json!({"u": 0})],
+    );
+    // Without `then`/`else`, and a condition that is a boolean.
+    check(
+        json!({"if": true, "then": {"type": "null"}}),
+        &[json!(null)],
+        &[json!(1)],
+    );
+    check(
+        json!({"if": false, "else": {"type": "null"}}),
+        &[json!(null)],
+        &[json!(1)],
+    );
+    check(
+        json!({"if": {"type": "string"}}),
+        &[json!(1), json!("s")],
+        &[],
+    );
+    // A condition whose negation has no grammar stays refused.
+    check_error(
+        json!({"if": {"minimum": 3}, "then": {"multipleOf": 2}}),
+        ErrorKind::Unsupported,
+        "if",
+        "/if",
     );
 }

@@ -191,6 +191,18 @@ fn valid(
                 None => true,
             },
             "not" => !sub(value, instance)?,
+            "if" => {
+                let side = if sub(value, instance)? {
+                    "then"
+                } else {
+                    "else"
+                };
+                match map.get(side) {
+                    Some(schema) => sub(schema, instance)?,
+                    None => true,
+                }
+            }
+            "then" | "else" => true,
             "$ref" | "$defs" | "definitions" | "$schema" | "description" | "title"
             | "minContains" | "$comment" => true,
             _ => return None,
@@ -324,6 +336,8 @@ fn samples_of_hand_schemas_are_valid() {
         json!({"$defs": {"t": {"type": "object", "properties": {"v": {"enum": [1, 2, "x"]}, "k": {"type": "array", "items": {"$ref": "#/$defs/t"}}}, "required": ["v"], "additionalProperties": false}}, "$ref": "#/$defs/t"}),
         json!({"enum": [1, "a", {"x": 1}, {"x": "s"}, [1, 2]], "properties": {"x": {"type": "integer"}}, "maxItems": 1}),
         json!({"anyOf": [{"type": "integer", "minimum": 10}, {"type": "string", "minLength": 3}], "not_a_keyword": 1}),
+        json!({"type": "object", "properties": {"kind": {"enum": ["x", "y"]}, "n": {}}, "if": {"properties": {"kind": {"const": "x"}}}, "then": {"properties": {"n": {"type": "integer"}}}, "else": {"properties": {"n": {"type": "string"}}}}),
+        json!({"type": "object", "oneOf": [{"required": ["a"]}, {"required": ["b"]}], "not": {"required": ["a", "c"]}, "maxProperties": 3}),
     ];
     let layouts = [
         Options::default(),
@@ -380,7 +394,7 @@ fn random_schema(rng: &mut Rng, depth: u32) -> Value {
     let keywords = 1 + rng.below(3);
     for _ in 0..keywords {
         let leaf = depth == 0;
-        match rng.below(if leaf { 10 } else { 24 }) {
+        match rng.below(if leaf { 10 } else { 25 }) {
             0 => {
                 map.insert("type".into(), json!(types[rng.below(7) as usize]));
             }
@@ -461,6 +475,11 @@ fn random_schema(rng: &mut Rng, depth: u32) -> Value {
             }
             22 => {
                 map.insert("not".into(), random_schema(rng, depth - 1));
+            }
+            23 => {
+                map.insert("if".into(), random_schema(rng, depth - 1));
+                map.insert("then".into(), random_schema(rng, depth - 1));
+                map.insert("else".into(), random_schema(rng, depth - 1));
             }
             _ => {
                 map.insert("contains".into(), random_schema(rng, depth - 1));
