@@ -35,14 +35,16 @@
 //!   can only be up to 8 listed (`enum`/`const`) values;
 //! - `anyOf`; `oneOf` when its branches are provably disjoint (different types, disjoint
 //!   `const`/`enum` values, or a required property with different `const`s) or are all
-//!   presence formulas (below); `allOf` and
+//!   presence formulas (below); otherwise, up to 6 branches, each branch with the negations
+//!   (below) of the others; `allOf` and
 //!   2020-12 `$ref` siblings as an intersection (types intersected, bounds tightened, each
 //!   location's object and array keywords kept apart so `additionalProperties` and `items`
 //!   keep their local meaning); `anyOf`/`oneOf` inside an intersection distribute over it;
 //! - `$ref` to `#`, JSON pointers, `$defs`/`definitions`, `$id` (relative resolution) and
 //!   `$anchor` (draft-07 `$id: "#name"` too); recursion becomes recursive rules.
 //!
-//! - `not` of `true`, `false`, `{}`, `{"type": …}` (non-integer numbers are then left out),
+//! - `not` of `true`, `false`, `{}`, `{"type": …}` (non-integer numbers are then left out;
+//!   negations for `if` and `oneOf` refuse instead),
 //!   `{"required": [one name]}` (the property is forbidden), `{"not": S}` (which is `S`),
 //!   `{"properties": {name: S}}` with or without `required: [name]` (the property's value
 //!   gets the negation of `S`, present unless `required` is there) and presence formulas;

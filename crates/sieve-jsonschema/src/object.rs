@@ -62,7 +62,7 @@ pub(crate) fn compile(
         .iter()
         .chain(&shape.forbidden)
         .chain(&shape.presence.names)
-        .chain(shape.negated_members.iter().map(|(name, _)| name))
+        .chain(shape.negated_members.iter().map(|(name, _, _)| name))
     {
         if !names.contains(name) {
             names.push(name);
@@ -93,9 +93,9 @@ pub(crate) fn compile(
         let required = shape.required.contains(name);
         let mut schemas = Vec::new();
         let mut forbidden = !name_ok[index] || shape.forbidden.contains(name);
-        for (negated, schema) in &shape.negated_members {
+        for (negated, schema, lossy) in &shape.negated_members {
             if negated == name {
-                schemas.push(Elem::negated(schema.clone()));
+                schemas.push(Elem::negated(schema.clone(), *lossy));
             }
         }
         for part in &shape.objects {

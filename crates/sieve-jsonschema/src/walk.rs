@@ -61,6 +61,16 @@ const DONE_ENUM: u8 = 4;
 const NEGATED: u8 = 8;
 /// `Elem::done`: the location's `if`/`then`/`else` is accounted for by the set.
 const DONE_IF: u8 = 16;
+/// `Elem::done`, with [`NEGATED`]: the negation is of another branch of a `oneOf` whose
+/// branches may overlap (for error messages).
+const NEGATED_BRANCH: u8 = 32;
+/// `Elem::done`, with [`NEGATED`]: the negation comes from a `not`, so it may leave out the
+/// numbers that have no grammar of their own (see `negate`).
+const NEGATED_LOSSY: u8 = 64;
+
+/// The most branches of a `oneOf` made exclusive by negating the others (`n (n - 1)`
+/// negations in all).
+const MAX_EXCLUSIVE_BRANCHES: usize = 6;
 
 /// Which draft's rules apply where drafts differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,9 +95,13 @@ impl Elem {
         Elem { ptr, done: 0 }
     }
 
-    /// The negation of the schema at `ptr`.
-    pub(crate) fn negated(ptr: String) -> Elem {
-        Elem { ptr, done: NEGATED }
+    /// The negation of the schema at `ptr`; `lossy` as for a `not` (see `negate`).
+    pub(crate) fn negated(ptr: String, lossy: bool) -> Elem {
+        let lossy = if lossy { NEGATED_LOSSY } else { 0 };
+        Elem {
+            ptr,
+            done: NEGATED | lossy,
+        }
     }
 }
 
@@ -245,9 +259,9 @@ pub(crate) struct Shape<'a> {
     /// Constraints on which names an object has (`not`, `oneOf` and dependencies over
     /// presence formulas).
     pub presence: Presence<'a>,
-    /// Properties whose value must *not* meet a schema (name, pointer of the schema), from
-    /// `not: {"properties": {name: S}}`.
-    pub negated_members: Vec<(&'a str, String)>,
+    /// Properties whose value must *not* meet a schema (name, pointer of the schema, whether
+    /// from a `not`), from the negation of `{"properties": {name: S}}`.
+    pub negated_members: Vec<(&'a str, String, bool)>,
     /// Pointers of `not` subschemas with no grammar of their own, beside an `enum`/`const`:
     /// the enum filter drops each listed value they accept.
     pub excluded: Vec<String>,
@@ -631,6 +645,7 @@ impl<'a> Compiler<'a> {
                     // Exact as a presence constraint of the shape (`shape`).
                     continue;
                 }
+                let mut exclusive = false;
                 if keyword == "oneOf" && n > 1 {
                     // The types the rest of the set allows: only they can overlap.
                     let mut context = only;
@@ -639,13 +654,40 @@ impl<'a> Compiler<'a> {
                             context &= parse_types(t, &other.ptr)?;
                         }
                     }
-                    self.check_disjoint(&branch_ptrs, &elem.ptr, context)?;
+                    if let Some((a, b)) = self.overlap(&branch_ptrs, context)? {
+                        // Each branch with the negations of the others: exact when the
+                        // negations are (`negation` refuses otherwise, naming `oneOf`).
+                        exclusive = true;
+                        if n > MAX_EXCLUSIVE_BRANCHES {
+                            exclusive = false;
+                            self.refuse(
+                                &elem.ptr,
+                                "oneOf",
+                                &format!(
+                                    "branches {a} and {b} are not provably disjoint (different \
+                                     types, different const/enum values or a required property \
+                                     with different const values), and {n} branches are too \
+                                     many to negate each other"
+                                ),
+                            )?;
+                        }
+                    }
                 }
                 let mut alternatives = Vec::new();
-                for branch in branch_ptrs {
+                for (j, branch) in branch_ptrs.iter().enumerate() {
                     let mut set = flat.to_vec();
                     set[i].done |= bit;
-                    set.push(Elem::new(branch));
+                    set.push(Elem::new(branch.clone()));
+                    if exclusive {
+                        for (m, other) in branch_ptrs.iter().enumerate() {
+                            if m != j {
+                                set.push(Elem {
+                                    ptr: other.clone(),
+                                    done: NEGATED | NEGATED_BRANCH,
+                                });
+                            }
+                        }
+                    }
                     if let Some(expr) = self.compile_set(set, only, depth + 1)? {
                         alternatives.push(expr);
                     }
@@ -1014,13 +1056,12 @@ impl<'a> Compiler<'a> {
         Ok(out)
     }
 
-    /// Refuses a `oneOf` unless its branches are provably pairwise disjoint.
-    fn check_disjoint(
+    /// Two branches not provably disjoint in `context`, if any.
+    fn overlap(
         &mut self,
         branches: &[String],
-        ptr: &str,
         context: Types,
-    ) -> Result<(), Error> {
+    ) -> Result<Option<(usize, usize)>, Error> {
         let mut summaries = Vec::with_capacity(branches.len());
         for branch in branches {
             summaries.push(self.summary(branch)?);
@@ -1028,19 +1069,11 @@ impl<'a> Compiler<'a> {
         for i in 0..summaries.len() {
             for j in i + 1..summaries.len() {
                 if !summaries[i].disjoint(&summaries[j], context) {
-                    return self.refuse(
-                        ptr,
-                        "oneOf",
-                        &format!(
-                            "branches {i} and {j} are not provably disjoint (different types, \
-                             different const/enum values or a required property with different \
-                             const values), so \"exactly one\" cannot be enforced"
-                        ),
-                    );
+                    return Ok(Some((i, j)));
                 }
             }
         }
-        Ok(())
+        Ok(None)
     }
 
     /// The values the `enum`s and `const`s of the intersection at `ptr` list (a superset of
@@ -1173,9 +1206,17 @@ impl<'a> Compiler<'a> {
         for elem in ordered {
             let ptr = elem.ptr.as_str();
             if elem.done & NEGATED != 0 {
-                // The negation of the schema here (the `else` side of an `if`).
-                let at = ptr.rsplit_once('/').map_or("", |(parent, _)| parent);
-                self.negation(&mut s, ptr, at, "if", elem.done, listed)?;
+                // The negation of the schema here: the `else` side of an `if`, or another
+                // branch of an overlapping `oneOf`.
+                let parent = |p: &'_ str| p.rsplit_once('/').map_or("", |(up, _)| up).to_owned();
+                let (at, keyword) = if elem.done & NEGATED_BRANCH != 0 {
+                    (parent(&parent(ptr)), "oneOf")
+                } else if elem.done & NEGATED_LOSSY != 0 {
+                    (parent(ptr), "not")
+                } else {
+                    (parent(ptr), "if")
+                };
+                self.negation(&mut s, ptr, &at, keyword, elem.done, listed)?;
                 continue;
             }
             let map: &'a Map<String, Value> = self.at(ptr).as_object().expect("flattened");
@@ -1282,7 +1323,9 @@ impl<'a> Compiler<'a> {
         listed: bool,
     ) -> Result<(), Error> {
         let value = self.at(negated);
-        if self.negate(s, value, negated)? || presence_not(&mut s.presence, value) {
+        // Only `not` itself may leave out the numbers that have no grammar of their own.
+        let lossy = keyword == "not";
+        if self.negate(s, value, negated, lossy, !listed)? || presence_not(&mut s.presence, value) {
             return Ok(());
         }
         if done & DONE_ENUM != 0 {
@@ -1293,7 +1336,8 @@ impl<'a> Compiler<'a> {
             self.refuse(
                 at,
                 keyword,
-                "negation (of `not`, and of `if` for `else`) is supported only for `true`, `false`, `{}`, `{\"type\": …}`, \
+                "negation (of `not`, of `if` for `else`, of the other branches of a `oneOf` \
+                 whose branches may overlap) is supported only for `true`, `false`, `{}`, `{\"type\": …}`, \
                  presence formulas, `{\"not\": …}`, `{\"properties\": {one name}}` (with or \
                  without it required) and, beside an `enum` or `const`, any schema sieve can \
                  compile",
@@ -1312,6 +1356,8 @@ impl<'a> Compiler<'a> {
         s: &mut Shape<'a>,
         negated: &'a Value,
         negated_ptr: &str,
+        lossy: bool,
+        members: bool,
     ) -> Result<bool, Error> {
         fn keys(map: &Map<String, Value>) -> Vec<&str> {
             map.keys()
@@ -1325,12 +1371,16 @@ impl<'a> Compiler<'a> {
             Value::Object(map) if keys(map).is_empty() => s.types = 0,
             _ if double_negation(negated) => {}
             Value::Object(map) if keys(map) == ["type"] => {
-                s.types &= !parse_types(&map["type"], negated_ptr)?;
+                let mut types = s.types & !parse_types(&map["type"], negated_ptr)?;
                 // Numbers that are not integers have no grammar of their own: leave them
-                // out (rejected-valid, never accepted-invalid).
-                if s.types & NUMBER == FRACTION {
-                    s.types &= !FRACTION;
+                // out (rejected-valid, never accepted-invalid), where `lossy` allows.
+                if types & NUMBER == FRACTION {
+                    if !lossy {
+                        return Ok(false);
+                    }
+                    types &= !FRACTION;
                 }
+                s.types = types;
             }
             Value::Object(map)
                 if keys(map) == ["required"]
@@ -1345,7 +1395,8 @@ impl<'a> Compiler<'a> {
                     s.forbidden.push(name);
                 }
             }
-            Value::Object(map) if one_property(map).is_some() => {
+            // Beside listed values the enum filter decides instead (exact on more schemas).
+            Value::Object(map) if members && one_property(map).is_some() => {
                 let (name, required) = one_property(map).expect("checked");
                 // Non-objects meet `properties`; an object fails it only through this name.
                 s.types &= OBJECT;
@@ -1353,7 +1404,7 @@ impl<'a> Compiler<'a> {
                     s.required.push(name);
                 }
                 let schema = member_pointer(&join_pointer(negated_ptr, "properties"), name);
-                s.negated_members.push((name, schema));
+                s.negated_members.push((name, schema, lossy));
             }
             _ => return Ok(false),
         }
