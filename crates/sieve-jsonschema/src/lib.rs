@@ -46,8 +46,9 @@
 //! - `not` of `true`, `false`, `{}`, `{"type": …}` (non-integer numbers are then left out;
 //!   negations for `if` and `oneOf` refuse instead),
 //!   `{"required": [one name]}` (the property is forbidden), `{"not": S}` (which is `S`),
-//!   `{"properties": {name: S}}` with or without `required: [name]` (the property's value
-//!   gets the negation of `S`, present unless `required` is there) and presence formulas;
+//!   `{"properties": {name: S}}` with or without `required: [name]` and `type: "object"`
+//!   (the property's value gets the negation of `S`, present unless `required` is there;
+//!   non-objects pass when the type is there) and presence formulas;
 //!   beside an `enum`/`const`, `not` of any schema sieve compiles: each
 //!   listed value its grammar accepts is dropped, and so is each value on which that grammar
 //!   might not be exact (a number it might spell differently, an object of more than

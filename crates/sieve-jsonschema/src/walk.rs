@@ -1348,8 +1348,9 @@ impl<'a> Compiler<'a> {
 
     /// `not` in the forms that have an exact complement here: `true`, `false`,
     /// `{"type": …}`, `{"required": [name]}`, `{"not": …}` (the inner schema joined the set
-    /// in `flatten`) and `{"properties": {name: S}}`, `required: [name]` or not (the property
-    /// present unless required there, its value not meeting `S`). `negated_ptr` is the
+    /// in `flatten`) and `{"properties": {name: S}}`, `required: [name]` and
+    /// `type: "object"` or not (the property present unless required there, its value not
+    /// meeting `S`; non-objects allowed only with the type). `negated_ptr` is the
     /// pointer of `negated`. `false` for any other form: the caller filters or refuses it.
     fn negate(
         &mut self,
@@ -1397,9 +1398,12 @@ impl<'a> Compiler<'a> {
             }
             // Beside listed values the enum filter decides instead (exact on more schemas).
             Value::Object(map) if members && one_property(map).is_some() => {
-                let (name, required) = one_property(map).expect("checked");
-                // Non-objects meet `properties`; an object fails it only through this name.
-                s.types &= OBJECT;
+                let (name, required, typed) = one_property(map).expect("checked");
+                // Non-objects meet `properties` (so fail its negation) unless the type is
+                // required; an object fails it only through this name.
+                if !typed {
+                    s.types &= OBJECT;
+                }
                 if !required && !s.required.contains(&name) {
                     s.required.push(name);
                 }
@@ -1742,9 +1746,9 @@ fn member_pointer(base: &str, name: &str) -> String {
     out
 }
 
-/// `{"properties": {name: S}}` with nothing else constraining but `required: [name]`: the
-/// name and whether it is required.
-fn one_property(map: &Map<String, Value>) -> Option<(&str, bool)> {
+/// `{"properties": {name: S}}` with nothing else constraining but `required: [name]` and
+/// `type: "object"`: the name, whether it is required and whether the type is there.
+fn one_property(map: &Map<String, Value>) -> Option<(&str, bool, bool)> {
     let props = map.get("properties")?.as_object()?;
     if props.len() != 1 {
         return None;
@@ -1755,9 +1759,14 @@ fn one_property(map: &Map<String, Value>) -> Option<(&str, bool)> {
         Some(Value::Array(names)) if names.len() == 1 && names[0] == name => true,
         Some(_) => return None,
     };
+    let typed = match map.get("type") {
+        None => false,
+        Some(t) if t == "object" => true,
+        Some(_) => return None,
+    };
     map.keys()
-        .all(|k| matches!(k.as_str(), "properties" | "required") || !is_constraining(k))
-        .then_some((name, required))
+        .all(|k| matches!(k.as_str(), "properties" | "required" | "type") || !is_constraining(k))
+        .then_some((name, required, typed))
 }
 
 /// Why a presence constraint is refused when an object would track too many names.

@@ -1333,3 +1333,23 @@ fn overlapping_one_of_branches_negate_each_other() {
         "/oneOf",
     );
 }
+
+#[test]
+fn negating_one_typed_property() {
+    // ¬(object ∧ t = "x") = non-object ∨ (t present ∧ t ≠ "x").
+    check(
+        json!({"properties": {"t": {"enum": ["x", "y"]}}, "if": {"type": "object", "properties": {"t": {"const": "x"}}, "required": ["t"]}, "then": {"required": ["a"]}, "else": {"maxProperties": 1}}),
+        &[
+            json!({"t": "x", "a": 1}),
+            json!({"t": "y"}),
+            json!({}),
+            json!(3),
+            json!("s"),
+        ],
+        &[
+            json!({"t": "x"}),
+            json!({"t": "y", "a": 1}),
+            json!({"b": 1, "c": 2}),
+        ],
+    );
+}
