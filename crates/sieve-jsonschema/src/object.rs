@@ -23,6 +23,8 @@
 //!   or `additionalProperties` for keys matching none;
 //! - presence constraints (`presence`) are tracked per assignment of their names, so a
 //!   table entry holds exactly when the object's names satisfy it;
+//! - a property whose value must not meet a schema (a negated `properties`) gets its own
+//!   member, whose value set carries the negated element;
 //! - what cannot be expressed exactly (`patternProperties` in two locations of an
 //!   intersection, more than `MAX_PATTERNS` patterns to split) is refused.
 

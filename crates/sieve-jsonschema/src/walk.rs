@@ -5,8 +5,11 @@
 //! first *flattens* it: `allOf` members and `$ref` targets join the set (in draft 2020-12 the
 //! `$ref`'s siblings stay; in draft-07 they are ignored), `true` drops out, `false` makes the
 //! set unsatisfiable. The flattened set is the cache key: equal sets share one rule, and a
-//! recursive schema refers back to the rule being built, so recursion ends. `anyOf` and
-//! provably disjoint `oneOf` distribute over the rest of the set (a union of intersections).
+//! recursive schema refers back to the rule being built, so recursion ends. `anyOf`, `oneOf`
+//! and `if` distribute over the rest of the set (a union of intersections): a `oneOf` whose
+//! branches may overlap adds to each branch the *negated* elements of the others, and `if`
+//! has an `if ∧ then` side and a `¬if ∧ else` side. A negated element is never flattened;
+//! only the negation code reads it, and it is exact or refused there.
 //! What is left is one object per location; their keywords are merged into a [`Shape`]
 //! (types intersected, bounds tightened, `enum`s intersected, object and array parts kept
 //! apart so each keeps its own `additionalProperties` / `items` meaning), and the shape
