@@ -97,6 +97,38 @@ c ::= "x" c | "z""#,
     }
 
     #[test]
+    fn merge_identical_merges_unrolled_cycles_and_their_unfoldings() {
+        // `a`/`b` unroll the loop `c` twice; `d` unfolds it once without being recursive; `e`
+        // differs in its exit only.
+        let g = gbnf(
+            r#"root ::= a "," c "," d "," e
+a ::= "x" b | "y"
+b ::= "x" a | "y"
+c ::= "x" c | "y"
+d ::= "x" c | "y"
+e ::= "x" e | "z""#,
+        );
+        assert_eq!(
+            run_pass("merge-identical", &g).to_string(),
+            "# root: root\nroot ::= a \",\" a \",\" a \",\" e\na ::= \"x\" a | \"y\"\ne ::= \"x\" e | \"z\"\n"
+        );
+    }
+
+    #[test]
+    fn merge_identical_keeps_rules_that_differ_deep_in_a_chain() {
+        let g = gbnf(
+            r#"root ::= a "," b
+a ::= "x" a1
+a1 ::= "x" a2
+a2 ::= "y"
+b ::= "x" b1
+b1 ::= "x" b2
+b2 ::= "z""#,
+        );
+        assert_eq!(run_pass("merge-identical", &g).to_string(), g.to_string());
+    }
+
+    #[test]
     fn unit_rules_are_replaced_by_their_target() {
         let g = gbnf(
             "root ::= value\nvalue ::= num | \"[\" value \"]\"\nnum ::= digit\ndigit ::= [0-9]",

@@ -18,55 +18,42 @@
 
 use sieve_ir::{Expr, Grammar};
 
-use crate::{is_counted_rule, rebuild::Draft, NormalizeError};
+use crate::{analysis, is_counted_rule, rebuild::Draft, NormalizeError};
 
 /// The largest terminal rule body, in expression nodes, that is inlined.
 pub const MAX_INLINED_SIZE: usize = 128;
 
-/// Runs the pass.
+/// Runs the pass: one sweep over the rules, callees first, so a rule's callees are final
+/// (their own terminal callees inlined) before it is rewritten.
 pub fn inline_terminals(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
     let mut draft = Draft::from_grammar(grammar);
-    let count = draft.bodies.len();
-    let mut inlinable = vec![false; count];
-    loop {
-        let mut changed = false;
-        let root = draft.root.index();
-        for (id, (inline, body)) in inlinable.iter_mut().zip(&draft.bodies).enumerate() {
-            let Some(body) = body else {
-                continue;
-            };
-            if !*inline
-                && id != root
-                && !is_counted_rule(body)
-                && body.size() <= MAX_INLINED_SIZE
-                && !refers_to_any_rule(body)
-            {
-                *inline = true;
-                changed = true;
-            }
-        }
-        let snapshot = draft.bodies.clone();
-        for id in 0..count {
+    let root = draft.root.index();
+    let mut inlinable = vec![false; draft.bodies.len()];
+    for (members, _) in analysis::components_callees_first(grammar) {
+        for id in members {
             let Some(body) = &draft.bodies[id] else {
                 continue;
             };
-            if is_counted_rule(body) || !refers_to(body, &inlinable) {
+            if is_counted_rule(body) {
                 continue;
             }
-            let inlined = body
-                .map_refs(&mut |r| {
-                    if inlinable[r.index()] {
-                        snapshot[r.index()].clone()
-                    } else {
-                        Some(Expr::rule(r))
-                    }
-                })
-                .ok_or_else(|| NormalizeError::internal("inlining removed every alternative"))?;
-            draft.bodies[id] = Some(inlined);
-            changed = true;
-        }
-        if !changed {
-            break;
+            if refers_to(body, &inlinable) {
+                let inlined = body
+                    .map_refs(&mut |r| {
+                        if inlinable[r.index()] {
+                            draft.bodies[r.index()].clone()
+                        } else {
+                            Some(Expr::rule(r))
+                        }
+                    })
+                    .ok_or_else(|| {
+                        NormalizeError::internal("inlining removed every alternative")
+                    })?;
+                draft.bodies[id] = Some(inlined);
+            }
+            let body = draft.bodies[id].as_ref().expect("set above");
+            inlinable[id] =
+                id != root && body.size() <= MAX_INLINED_SIZE && !refers_to_any_rule(body);
         }
     }
     draft.finish()

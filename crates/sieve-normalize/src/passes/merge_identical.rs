@@ -1,17 +1,31 @@
 //! Pass `merge-identical`: rules with the same language by construction become one.
 //!
-//! Rules are partitioned by bisimulation: start with every rule in one class, then split
-//! classes by the body each rule has once references are replaced by the class of the rule
-//! they name, until no class splits. Rules left in one class derive the same strings
+//! Rules are partitioned by bisimulation: two rules are in one class when their bodies are
+//! equal once every reference is replaced by the class of the rule it names. This is the
+//! coarsest such partition, so rules left in one class derive the same strings
 //! (`A ::= "a" A | "b"` and `B ::= "a" B | "b"` included, which plain body equality misses).
 //! Each class keeps one rule, the root if the class has it, otherwise the first; references
 //! are redirected to it. After it: no two rules have bodies equal up to that renaming.
+//!
+//! The partition is computed per strongly connected component of the reference graph, callees
+//! first, so the work is linear in the grammar for the acyclic part:
+//! - a rule outside any cycle is hash-consed: its *signature* (body with references replaced
+//!   by final classes) either names an existing class or starts a new one;
+//! - a cycle is refined on its own (all members start in one block and split by signature,
+//!   references leaving the cycle already final), and its quotient is then matched against
+//!   the existing classes: if one block's signature unifies with a class's, following the
+//!   references pairs every block with a class and the cycle merges into them; otherwise each
+//!   block becomes a new class.
+//!
+//! Both steps only ever merge rules whose signatures are equal under the merge, so every
+//! class is a bisimulation class, and a class is only ever created when no existing one is
+//! bisimilar, so the partition is the coarsest.
 
 use std::collections::HashMap;
 
-use sieve_ir::{Expr, Grammar, RuleId};
+use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 
-use crate::{rebuild::Draft, NormalizeError};
+use crate::{analysis, rebuild::Draft, NormalizeError};
 
 /// Runs the pass.
 pub fn merge_identical(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
@@ -33,33 +47,222 @@ pub fn merge_identical(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
     draft.finish()
 }
 
-/// The coarsest partition of the rules into classes whose members have equal bodies up to
-/// replacing each reference by its class. Class numbers are assigned in rule order.
+/// The final classes found so far: each one's signature, indexed for lookup by signature and
+/// by *shape* (the signature with every reference replaced by the same placeholder).
+#[derive(Default)]
+struct Classes {
+    signatures: Vec<Expr>,
+    by_signature: HashMap<Expr, usize>,
+    by_shape: HashMap<Expr, Vec<usize>>,
+}
+
+impl Classes {
+    /// The class with this signature, created if there is none.
+    fn intern(&mut self, signature: Expr) -> usize {
+        if let Some(&class) = self.by_signature.get(&signature) {
+            return class;
+        }
+        self.push(signature)
+    }
+
+    fn push(&mut self, signature: Expr) -> usize {
+        let class = self.signatures.len();
+        self.by_shape
+            .entry(shape(&signature))
+            .or_default()
+            .push(class);
+        self.by_signature.insert(signature.clone(), class);
+        self.signatures.push(signature);
+        class
+    }
+}
+
+/// `expr` with every reference replaced by the same placeholder.
+fn shape(expr: &Expr) -> Expr {
+    expr.map_refs(&mut |_| Some(Expr::rule(placeholder(0))))
+        .expect("renaming keeps every alternative")
+}
+
+/// The rule id standing for class or block `index` inside a signature.
+fn placeholder(index: usize) -> RuleId {
+    RuleId::new(index).expect("class and block numbers are below the rule count")
+}
+
+/// The class of every rule, indexed by rule.
 fn bisimulation_classes(grammar: &Grammar) -> Vec<usize> {
-    let mut class_of = vec![0usize; grammar.rules().len()];
-    let mut class_count = 1;
+    let mut classes = Classes::default();
+    let mut class_of = vec![usize::MAX; grammar.rules().len()];
+    for (members, cyclic) in analysis::components_callees_first(grammar) {
+        if cyclic {
+            classify_cycle(grammar, &members, &mut classes, &mut class_of);
+        } else {
+            let only = members[0];
+            let signature = grammar.rules()[only]
+                .body()
+                .map_refs(&mut |r| Some(Expr::rule(placeholder(class_of[r.index()]))))
+                .expect("renaming keeps every alternative");
+            class_of[only] = classes.intern(signature);
+        }
+    }
+    class_of
+}
+
+/// Classifies the members of one strongly connected component whose callees outside it are
+/// classified already.
+fn classify_cycle(
+    grammar: &Grammar,
+    members: &[usize],
+    classes: &mut Classes,
+    class_of: &mut [usize],
+) {
+    let (block_of, block_signatures) = refine_cycle(grammar, members, class_of);
+    // Inside block signatures, block `b` is written `placeholder(offset + b)`, above every
+    // final class, so the two never collide.
+    let offset = grammar.rules().len();
+    let block_class = match match_existing(&block_signatures, offset, classes) {
+        Some(found) => found,
+        None => {
+            let first_new = classes.signatures.len();
+            let block_class: Vec<usize> = (first_new..first_new + block_signatures.len()).collect();
+            for signature in &block_signatures {
+                let final_signature = signature
+                    .map_refs(&mut |r| {
+                        let index = r.index();
+                        Some(Expr::rule(placeholder(if index >= offset {
+                            block_class[index - offset]
+                        } else {
+                            index
+                        })))
+                    })
+                    .expect("renaming keeps every alternative");
+                classes.push(final_signature);
+            }
+            block_class
+        }
+    };
+    for (&member, &block) in members.iter().zip(&block_of) {
+        class_of[member] = block_class[block];
+    }
+}
+
+/// The coarsest partition of a cycle's members into blocks, given the final classes of every
+/// rule outside it: the block of each member (in `members` order) and each block's signature,
+/// with block `b` written `placeholder(rule count + b)`.
+fn refine_cycle(
+    grammar: &Grammar,
+    members: &[usize],
+    class_of: &[usize],
+) -> (Vec<usize>, Vec<Expr>) {
+    let offset = grammar.rules().len();
+    let position: HashMap<usize, usize> = members
+        .iter()
+        .enumerate()
+        .map(|(position, &member)| (member, position))
+        .collect();
+    let mut block_of = vec![0usize; members.len()];
+    let mut block_count = 1;
     loop {
-        let mut signatures: HashMap<(usize, Expr), usize> = HashMap::new();
-        let mut next = Vec::with_capacity(class_of.len());
-        for rule in grammar.rules() {
-            let signature = rule
+        let mut blocks: HashMap<(usize, Expr), usize> = HashMap::new();
+        let mut signatures = Vec::new();
+        let mut next = Vec::with_capacity(members.len());
+        for (index, &member) in members.iter().enumerate() {
+            let signature = grammar.rules()[member]
                 .body()
                 .map_refs(&mut |r| {
-                    Some(Expr::rule(RuleId::new(class_of[r.index()]).expect("fits")))
+                    let id = match position.get(&r.index()) {
+                        Some(&p) => offset + block_of[p],
+                        None => class_of[r.index()],
+                    };
+                    Some(Expr::rule(placeholder(id)))
                 })
                 .expect("renaming keeps every alternative");
-            let index = next.len();
-            let fresh = signatures.len();
-            let class = *signatures
-                .entry((class_of[index], signature))
-                .or_insert(fresh);
-            next.push(class);
+            let fresh = blocks.len();
+            let block = *blocks
+                .entry((block_of[index], signature.clone()))
+                .or_insert_with(|| {
+                    signatures.push(signature);
+                    fresh
+                });
+            next.push(block);
         }
-        let count = signatures.len();
-        class_of = next;
-        if count == class_count {
-            return class_of;
+        block_of = next;
+        if blocks.len() == block_count {
+            // Stable: the signatures were computed from the same blocks they describe.
+            return (block_of, signatures);
         }
-        class_count = count;
+        block_count = blocks.len();
+    }
+}
+
+/// The existing class of every block, if the cycle's quotient is bisimilar to existing
+/// classes. All blocks are reachable from block 0, so either every block has a match or none
+/// has; candidates for block 0 are the classes of the same shape.
+fn match_existing(
+    block_signatures: &[Expr],
+    offset: usize,
+    classes: &Classes,
+) -> Option<Vec<usize>> {
+    let candidates = classes.by_shape.get(&shape(&block_signatures[0]))?;
+    'candidates: for &candidate in candidates {
+        let mut pairing: Vec<Option<usize>> = vec![None; block_signatures.len()];
+        pairing[0] = Some(candidate);
+        let mut pending = vec![0usize];
+        while let Some(block) = pending.pop() {
+            let class = pairing[block].expect("paired before it is pending");
+            let unified = unify(
+                &block_signatures[block],
+                &classes.signatures[class],
+                offset,
+                &mut pairing,
+                &mut pending,
+            );
+            if !unified {
+                continue 'candidates;
+            }
+        }
+        return pairing.into_iter().collect();
+    }
+    None
+}
+
+/// Whether a block signature equals a class signature once each block is read as the class
+/// it is paired with; pairs blocks met for the first time and queues them for checking.
+fn unify(
+    block: &Expr,
+    class: &Expr,
+    offset: usize,
+    pairing: &mut [Option<usize>],
+    pending: &mut Vec<usize>,
+) -> bool {
+    match (block.kind(), class.kind()) {
+        (ExprKind::Ref(b), ExprKind::Ref(c)) if b.index() >= offset => {
+            match &mut pairing[b.index() - offset] {
+                Some(paired) => *paired == c.index(),
+                slot @ None => {
+                    *slot = Some(c.index());
+                    pending.push(b.index() - offset);
+                    true
+                }
+            }
+        }
+        (ExprKind::Ref(b), ExprKind::Ref(c)) => b == c,
+        (ExprKind::Seq(xs), ExprKind::Seq(ys)) | (ExprKind::Choice(xs), ExprKind::Choice(ys)) => {
+            xs.len() == ys.len()
+                && xs
+                    .iter()
+                    .zip(ys)
+                    .all(|(x, y)| unify(x, y, offset, pairing, pending))
+        }
+        (
+            ExprKind::Repeat { item, min, max },
+            ExprKind::Repeat {
+                item: other,
+                min: other_min,
+                max: other_max,
+            },
+        ) => min == other_min && max == other_max && unify(item, other, offset, pairing, pending),
+        (ExprKind::Ref(_), _) | (_, ExprKind::Ref(_)) => false,
+        (ExprKind::Seq(_) | ExprKind::Choice(_) | ExprKind::Repeat { .. }, _) => false,
+        _ => block == class,
     }
 }
