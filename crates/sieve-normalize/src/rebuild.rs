@@ -4,7 +4,7 @@
 //! ids; [`rebuild`] keeps only the rules reachable from the root, renumbers them in their old
 //! order, and maps every reference. Keeping the old relative order makes dumps stable.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use sieve_ir::{Expr, Grammar, GrammarBuilder, RuleId};
 
@@ -18,6 +18,10 @@ pub(crate) struct Draft {
     pub root: RuleId,
     /// Every name in `names`, for finding fresh ones quickly.
     taken: HashSet<String>,
+    /// Per base name, the smallest suffix `n` for which `{base}_{n}` might be free: every
+    /// smaller one is taken, and names are never given back. Without it a rule that lifts
+    /// thousands of groups (a large `enum`) would rescan its suffixes from 1 each time.
+    next_suffix: HashMap<String, usize>,
 }
 
 impl Draft {
@@ -40,16 +44,22 @@ impl Draft {
                 .iter()
                 .map(|r| r.name().to_owned())
                 .collect(),
+            next_suffix: HashMap::new(),
         }
     }
 
     /// Appends a rule with a name derived from `base` that no other rule has.
     pub fn add_rule(&mut self, base: &str, body: Expr) -> RuleId {
         let mut name = base.to_owned();
-        let mut n = 1usize;
-        while self.taken.contains(&name) {
-            name = format!("{base}_{n}");
-            n += 1;
+        if self.taken.contains(&name) {
+            let n = self.next_suffix.entry(base.to_owned()).or_insert(1);
+            loop {
+                name = format!("{base}_{n}");
+                *n += 1;
+                if !self.taken.contains(&name) {
+                    break;
+                }
+            }
         }
         self.taken.insert(name.clone());
         self.names.push(name);
@@ -96,5 +106,37 @@ impl Draft {
         }
         let root = new_id[self.root.index()].expect("the root is reachable");
         builder.build(root).map_err(NormalizeError::from_ir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sieve_ir::{Expr, GrammarBuilder};
+
+    use super::Draft;
+
+    /// Fresh names are the smallest free `{base}_{n}`, whatever was taken before and in
+    /// whatever order rules are added: the suffix cursor must not change a single name.
+    #[test]
+    fn fresh_names_take_the_smallest_free_suffix() {
+        let mut builder = GrammarBuilder::new();
+        let root = builder.declare("r").unwrap();
+        let taken = builder.declare("r_2").unwrap();
+        builder.define(root, Expr::rule(taken));
+        builder.define(taken, Expr::bytes(b"x".to_vec()));
+        let grammar = builder.build(root).unwrap();
+
+        let mut draft = Draft::from_grammar(&grammar);
+        let names: Vec<String> = (0..4)
+            .map(|_| {
+                let id = draft.add_rule("r", Expr::empty());
+                draft.names[id.index()].clone()
+            })
+            .collect();
+        assert_eq!(names, ["r_1", "r_3", "r_4", "r_5"]);
+        let other = draft.add_rule("s", Expr::empty());
+        assert_eq!(draft.names[other.index()], "s");
+        let other = draft.add_rule("s", Expr::empty());
+        assert_eq!(draft.names[other.index()], "s_1");
     }
 }
