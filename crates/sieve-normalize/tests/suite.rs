@@ -54,6 +54,23 @@ pair ::= [a-z]+ "=" ([0-9] | "x")"#,
     }
 
     #[test]
+    fn flatten_lifts_equal_groups_once() {
+        // The same group in two places of one rule and in another rule: one lifted rule,
+        // named after the first, referenced from all three places.
+        let g = gbnf(
+            r#"root ::= ("a" | "b") "x" ("a" | "b") other
+other ::= "y" ("a" | "b")"#,
+        );
+        assert_eq!(
+            run_pass("flatten", &g).to_string(),
+            "# root: root\n\
+             root ::= root_1 \"x\" root_1 other\n\
+             other ::= \"y\" root_1\n\
+             root_1 ::= \"a\" | \"b\"\n"
+        );
+    }
+
+    #[test]
     fn remove_useless_keeps_infinite_productive_rules() {
         let g = gbnf(
             r#"root ::= "ab" root | "ab" a | "ab" b | s

@@ -6,6 +6,12 @@
 //! `object ::= "{" (pair ("," pair)*)? "}"` becomes
 //! `object ::= "{" object_1? "}"`, `object_1 ::= pair object_2*`, `object_2 ::= "," pair`.
 //! The language is unchanged: a fresh rule derives exactly what its group did.
+//!
+//! Equal groups share one fresh rule, wherever they occur (named after the first rule they
+//! came from): a JSON Schema `enum` of 10,000 strings, each character written as
+//! `("a" | "\\u0061")`, lifts a few dozen rules rather than one per character of every value.
+
+use std::collections::HashMap;
 
 use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 
@@ -13,66 +19,80 @@ use crate::{rebuild::Draft, NormalizeError};
 
 /// Runs the pass.
 pub fn flatten(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
-    let mut draft = Draft::from_grammar(grammar);
+    let mut lifter = Lifter {
+        draft: Draft::from_grammar(grammar),
+        lifted: HashMap::new(),
+    };
     for id in grammar.rule_ids() {
-        let body = flatten_body(&mut draft, id, grammar.rule(id).body());
-        draft.bodies[id.index()] = Some(body);
+        let body = lifter.flatten_body(id, grammar.rule(id).body());
+        lifter.draft.bodies[id.index()] = Some(body);
     }
-    draft.finish()
+    lifter.draft.finish()
 }
 
-/// A flat body with the language of `expr`, lifting groups into rules named after `owner`.
-fn flatten_body(draft: &mut Draft, owner: RuleId, expr: &Expr) -> Expr {
-    match expr.kind() {
-        ExprKind::Choice(alts) => {
-            let alts: Vec<Expr> = alts
-                .iter()
-                .map(|alt| flatten_sequence(draft, owner, alt))
-                .collect();
-            Expr::choice(alts).expect("a choice has alternatives")
-        }
-        _ => flatten_sequence(draft, owner, expr),
-    }
+/// The grammar under rewrite and the groups lifted so far.
+struct Lifter {
+    draft: Draft,
+    /// Each group lifted, as it was written, and its rule.
+    lifted: HashMap<Expr, RuleId>,
 }
 
-/// A sequence of atoms with the language of `expr`.
-fn flatten_sequence(draft: &mut Draft, owner: RuleId, expr: &Expr) -> Expr {
-    match expr.kind() {
-        ExprKind::Seq(items) => {
-            let atoms: Vec<Expr> = items
-                .iter()
-                .map(|i| flatten_atom(draft, owner, i))
-                .collect();
-            Expr::seq(atoms)
+impl Lifter {
+    /// A flat body with the language of `expr`, lifting groups into rules named after `owner`.
+    fn flatten_body(&mut self, owner: RuleId, expr: &Expr) -> Expr {
+        match expr.kind() {
+            ExprKind::Choice(alts) => {
+                let alts: Vec<Expr> = alts
+                    .iter()
+                    .map(|alt| self.flatten_sequence(owner, alt))
+                    .collect();
+                Expr::choice(alts).expect("a choice has alternatives")
+            }
+            _ => self.flatten_sequence(owner, expr),
         }
-        _ => flatten_atom(draft, owner, expr),
     }
-}
 
-/// An atom (or `Empty`) with the language of `expr`.
-fn flatten_atom(draft: &mut Draft, owner: RuleId, expr: &Expr) -> Expr {
-    match expr.kind() {
-        ExprKind::Empty | ExprKind::Bytes(_) | ExprKind::Class(_) | ExprKind::Ref(_) => {
-            expr.clone()
+    /// A sequence of atoms with the language of `expr`.
+    fn flatten_sequence(&mut self, owner: RuleId, expr: &Expr) -> Expr {
+        match expr.kind() {
+            ExprKind::Seq(items) => {
+                let atoms: Vec<Expr> = items.iter().map(|i| self.flatten_atom(owner, i)).collect();
+                Expr::seq(atoms)
+            }
+            _ => self.flatten_atom(owner, expr),
         }
-        ExprKind::Repeat { item, min, max } => {
-            let item = if crate::flat::is_simple(item) {
-                (**item).clone()
-            } else {
-                lift(draft, owner, item)
-            };
-            Expr::repeat(item, *min, *max).expect("bounds were valid")
-        }
-        ExprKind::Seq(_) | ExprKind::Choice(_) => lift(draft, owner, expr),
     }
-}
 
-/// A reference to a fresh rule whose body is the flattened `expr`.
-fn lift(draft: &mut Draft, owner: RuleId, expr: &Expr) -> Expr {
-    let base = draft.names[owner.index()].clone();
-    // Reserve the id first so nested groups are numbered after their parent.
-    let id = draft.add_rule(&base, Expr::empty());
-    let body = flatten_body(draft, owner, expr);
-    draft.bodies[id.index()] = Some(body);
-    Expr::rule(id)
+    /// An atom (or `Empty`) with the language of `expr`.
+    fn flatten_atom(&mut self, owner: RuleId, expr: &Expr) -> Expr {
+        match expr.kind() {
+            ExprKind::Empty | ExprKind::Bytes(_) | ExprKind::Class(_) | ExprKind::Ref(_) => {
+                expr.clone()
+            }
+            ExprKind::Repeat { item, min, max } => {
+                let item = if crate::flat::is_simple(item) {
+                    (**item).clone()
+                } else {
+                    self.lift(owner, item)
+                };
+                Expr::repeat(item, *min, *max).expect("bounds were valid")
+            }
+            ExprKind::Seq(_) | ExprKind::Choice(_) => self.lift(owner, expr),
+        }
+    }
+
+    /// A reference to a rule whose body is the flattened `expr`: the one lifted for an equal
+    /// group before, or a fresh one.
+    fn lift(&mut self, owner: RuleId, expr: &Expr) -> Expr {
+        if let Some(&id) = self.lifted.get(expr) {
+            return Expr::rule(id);
+        }
+        let base = self.draft.names[owner.index()].clone();
+        // Reserve the id first so nested groups are numbered after their parent.
+        let id = self.draft.add_rule(&base, Expr::empty());
+        let body = self.flatten_body(owner, expr);
+        self.draft.bodies[id.index()] = Some(body);
+        self.lifted.insert(expr.clone(), id);
+        Expr::rule(id)
+    }
 }
