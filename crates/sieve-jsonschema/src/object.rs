@@ -394,20 +394,21 @@ fn except(c: &mut Compiler<'_>, names: &[&str], ptr: &str) -> Result<Expr, Error
     string_except(names, escapes, &mut |e| c.share("key_chars", e, ptr))
 }
 
-/// The property-count bounds a body of `n` declared members tracks: `hi` is `n` when no other
-/// key may appear, and the cap is the largest count worth tracking. `None` when no count fits.
+/// The property-count bounds a body of `n` declared members tracks, and the cap: the largest
+/// count worth telling apart (at least 1, so the first member is known to take no comma).
+/// Without other keys an object never has more than `n` members, so a maximum of `n` or more
+/// is not tracked at all: tracking it would cost `n` times the rules for nothing. `None` when
+/// no count fits.
 fn count_bounds(
     n: usize,
     extras: bool,
     lo: u64,
     hi: Option<u64>,
 ) -> Option<(usize, Option<usize>, usize)> {
-    let hi = match hi {
-        Some(h) => Some(h),
-        None if !extras => Some(n as u64),
-        None => None,
-    };
-    if hi.is_some_and(|h| h < lo) {
+    let n = n as u64;
+    let hi = hi.filter(|&h| extras || h < n);
+    let most = if extras { hi } else { Some(hi.unwrap_or(n)) };
+    if most.is_some_and(|h| h < lo) {
         return None;
     }
     let to_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);

@@ -287,6 +287,53 @@ pub(crate) struct Compiler<'a> {
     pub layout: Layout,
     any_value: Option<RuleId>,
     bases: HashMap<String, String>,
+    /// String and number schemas already compiled, by content (their pointer aside): equal
+    /// constraints share one rule, so a `format` or `pattern` used by many properties is
+    /// built, normalised and determinised once. Only successes are kept, so a refusal is
+    /// still reported (or warned about) at every pointer.
+    leaves: HashMap<LeafKey, Expr>,
+}
+
+/// What a string or number schema's grammar depends on: its keywords' values. The pointer
+/// only names errors, and the escapes and limits are the compilation's own.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum LeafKey {
+    String {
+        min_length: u64,
+        max_length: Option<u64>,
+        pattern: Option<String>,
+        format: Option<String>,
+    },
+    /// The bounds as written (`1` and `1.0` are different keys, which only costs sharing).
+    Number {
+        integer: bool,
+        bounds: [Option<String>; 5],
+    },
+}
+
+impl LeafKey {
+    fn string(spec: &StringSpec<'_>) -> LeafKey {
+        LeafKey::String {
+            min_length: spec.min_length,
+            max_length: spec.max_length,
+            pattern: spec.pattern.map(str::to_owned),
+            format: spec.format.map(str::to_owned),
+        }
+    }
+
+    fn number(spec: &NumberSpec<'_>) -> LeafKey {
+        let text = |n: Option<&serde_json::Number>| n.map(|n| n.to_string());
+        LeafKey::Number {
+            integer: spec.integer,
+            bounds: [
+                text(spec.minimum),
+                text(spec.exclusive_minimum),
+                text(spec.maximum),
+                text(spec.exclusive_maximum),
+                text(spec.multiple_of),
+            ],
+        }
+    }
 }
 
 impl<'a> Compiler<'a> {
@@ -324,6 +371,7 @@ impl<'a> Compiler<'a> {
             fuel: 0,
             any_value: None,
             bases: HashMap::new(),
+            leaves: HashMap::new(),
         }
     }
 
@@ -776,9 +824,13 @@ impl<'a> Compiler<'a> {
     /// A string schema; in lenient mode the keywords the string module refuses are dropped.
     fn string(&mut self, mut spec: StringSpec<'_>) -> Result<Expr, Error> {
         loop {
+            let key = LeafKey::string(&spec);
+            if let Some(expr) = self.leaves.get(&key) {
+                return Ok(expr.clone());
+            }
             let limits = self.options.limits.clone();
             match string_schema_limited(&mut self.builder, &spec, self.layout.escapes, &limits) {
-                Ok(expr) => return Ok(expr),
+                Ok(expr) => return self.keep_leaf(key, "string", expr, spec.pointer),
                 Err(error) => {
                     let keyword = error.keyword.clone();
                     self.refuse_error(error)?;
@@ -794,11 +846,28 @@ impl<'a> Compiler<'a> {
         }
     }
 
+    /// `expr`, a leaf schema's grammar, as a shared rule remembered under `key`.
+    fn keep_leaf(
+        &mut self,
+        key: LeafKey,
+        base: &str,
+        expr: Expr,
+        ptr: &str,
+    ) -> Result<Expr, Error> {
+        let expr = self.share(base, expr, ptr)?;
+        self.leaves.insert(key, expr.clone());
+        Ok(expr)
+    }
+
     /// A number schema; in lenient mode the keywords the number module refuses are dropped.
     fn number(&mut self, mut spec: NumberSpec<'_>) -> Result<Expr, Error> {
         loop {
+            let key = LeafKey::number(&spec);
+            if let Some(expr) = self.leaves.get(&key) {
+                return Ok(expr.clone());
+            }
             match number_schema(&mut self.builder, &spec) {
-                Ok(expr) => return Ok(expr),
+                Ok(expr) => return self.keep_leaf(key, "number", expr, spec.pointer),
                 Err(error) => {
                     let keyword = error.keyword.clone();
                     self.refuse_error(error)?;

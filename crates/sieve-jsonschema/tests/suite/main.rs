@@ -638,6 +638,39 @@ fn adversarial_inputs_end_in_bounded_time() {
         .map(|i| (format!("p{i}"), json!({"type": "integer"})))
         .collect();
     compile(&json!({"properties": props}), &Options::default()).unwrap();
+    // Without other keys, many optional properties take rules linear in their number (the
+    // count is not tracked when no count keyword binds it).
+    let props: serde_json::Map<String, Value> = (0..2_000)
+        .map(|i| (format!("p{i}"), json!({"type": "integer"})))
+        .collect();
+    let closed = json!({"properties": props, "additionalProperties": false});
+    let compiled = compile(&closed, &Options::default()).unwrap();
+    let n = compiled.grammar.rules().len();
+    assert!(n < 8 * 2_000, "{n} rules");
+    // Equal string and number schemas share their rules: a format's automaton is built once.
+    let rules = |n: usize| {
+        let props: serde_json::Map<String, Value> = (0..n)
+            .map(|i| {
+                let value = if i % 2 == 0 {
+                    json!({"type": "string", "format": "email"})
+                } else {
+                    json!({"type": "number", "minimum": 0.5, "maximum": 99.25})
+                };
+                (format!("p{i}"), value)
+            })
+            .collect();
+        let schema = json!({"properties": props, "additionalProperties": false});
+        compile(&schema, &Options::default())
+            .unwrap()
+            .grammar
+            .rules()
+            .len()
+    };
+    let (two, three_hundred) = (rules(2), rules(300));
+    assert!(
+        three_hundred < two + 4 * 300,
+        "{two} rules for 2 properties, {three_hundred} for 300"
+    );
     // A very long property name (the key exclusion walks it character by character).
     let long = "k".repeat(50_000);
     compile(&json!({"properties": {long: {}}}), &Options::default()).unwrap();
