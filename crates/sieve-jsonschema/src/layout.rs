@@ -22,7 +22,7 @@
 use serde_json::Value;
 use sieve_ir::{ByteClass, Expr};
 
-use crate::string::{any_char, canonical as canonical_char, string_literal};
+use crate::string::{any_char, spell, spell_except, string_literal};
 use crate::{Error, ErrorKind, Escapes, Options, Whitespace};
 
 /// The gap and separator expressions of one compilation.
@@ -217,17 +217,14 @@ pub(crate) fn string_except(
         used.sort_unstable();
         for &(c, next) in &children[node] {
             let rest = exprs[next].take().expect("children come later");
-            alternatives.push(Expr::seq([char_spellings(c, escapes), rest]));
+            let spelled = spell(&[(c as u32, c as u32)], escapes).expect("one character");
+            alternatives.push(Expr::seq([spelled, rest]));
         }
         let other = match others.get(&used) {
             Some(other) => other.clone(),
             None => {
-                let mut chars: Vec<Expr> = canonical_char_except(&used).into_iter().collect();
-                if escapes == Escapes::Any {
-                    chars.extend(escaped_except(&used));
-                }
-                let other = match Expr::choice(chars) {
-                    Some(other) => Some(share(Expr::seq([other, free.clone()]))?),
+                let other = match spell_except(&used, escapes) {
+                    Some(chars) => Some(share(Expr::seq([chars, free.clone()]))?),
                     None => None,
                 };
                 others.insert(used, other.clone());
@@ -252,307 +249,141 @@ pub(crate) fn string_except(
     ]))
 }
 
-/// Every spelling of `c` under `escapes`: canonical, and under [`Escapes::Any`] also `\/`
-/// for `/` and `\uXXXX` in either case (a surrogate pair outside the BMP).
-fn char_spellings(c: char, escapes: Escapes) -> Expr {
-    let canonical = Expr::bytes(canonical_char(c));
-    if escapes == Escapes::Canonical {
-        return canonical;
-    }
-    let mut alternatives = vec![canonical];
-    if c == '/' {
-        alternatives.push(Expr::bytes(*b"\\/"));
-    }
-    let mut units = [0u16; 2];
-    let mut escape = Vec::new();
-    for unit in c.encode_utf16(&mut units).iter() {
-        escape.push(Expr::bytes(*b"\\u"));
-        for seq in hex_sequences(u32::from(*unit), u32::from(*unit), 4) {
-            escape.extend(seq.into_iter().map(hex_digits));
-        }
-    }
-    alternatives.push(Expr::seq(escape));
-    Expr::choice(alternatives).expect("at least two spellings")
-}
-
-/// The escape spellings of the characters other than `used` that [`canonical_char_except`]
-/// does not cover: `\/`, and `\uXXXX` (either case) or surrogate pairs.
-fn escaped_except(used: &[char]) -> Option<Expr> {
-    let mut alternatives = Vec::new();
-    if !used.contains(&'/') {
-        alternatives.push(Expr::bytes(*b"\\/"));
-    }
-    let u = || Expr::bytes(*b"\\u");
-    let hex = |lo: u32, hi: u32| {
-        hex_sequences(lo, hi, 4)
-            .into_iter()
-            .map(|seq| Expr::seq(seq.into_iter().map(hex_digits)))
-            .collect::<Vec<_>>()
-    };
-    // BMP characters, surrogates excluded.
-    let mut excluded: Vec<u32> = used
-        .iter()
-        .map(|&c| c as u32)
-        .filter(|&c| c <= 0xffff)
-        .collect();
-    excluded.extend(0xd800..=0xdfff);
-    let mut bmp = Vec::new();
-    for (lo, hi) in complement(&mut excluded, 0, 0xffff) {
-        bmp.extend(hex(lo, hi));
-    }
-    if let Some(bmp) = Expr::choice(bmp) {
-        alternatives.push(Expr::seq([u(), bmp]));
-    }
-    // Surrogate pairs, grouped by their high half.
-    let mut pairs: Vec<(u32, u32)> = used
-        .iter()
-        .filter(|&&c| c as u32 > 0xffff)
-        .map(|&c| {
-            let v = c as u32 - 0x10000;
-            (0xd800 + (v >> 10), 0xdc00 + (v & 0x3ff))
-        })
-        .collect();
-    pairs.sort_unstable();
-    let mut highs: Vec<u32> = pairs.iter().map(|p| p.0).collect();
-    highs.dedup();
-    let any_low = Expr::choice(hex(0xdc00, 0xdfff)).expect("not empty");
-    for (lo, hi) in complement(&mut highs.clone(), 0xd800, 0xdbff) {
-        for high in hex(lo, hi) {
-            alternatives.push(Expr::seq([u(), high, u(), any_low.clone()]));
-        }
-    }
-    for high in highs {
-        let mut lows: Vec<u32> = pairs.iter().filter(|p| p.0 == high).map(|p| p.1).collect();
-        let mut allowed = Vec::new();
-        for (lo, hi) in complement(&mut lows, 0xdc00, 0xdfff) {
-            allowed.extend(hex(lo, hi));
-        }
-        if let Some(allowed) = Expr::choice(allowed) {
-            let high = Expr::choice(hex(high, high)).expect("one value");
-            alternatives.push(Expr::seq([u(), high, u(), allowed]));
-        }
-    }
-    Expr::choice(alternatives)
-}
-
-/// The ranges of `lo..=hi` not in `excluded` (sorted and deduplicated here).
-fn complement(excluded: &mut Vec<u32>, lo: u32, hi: u32) -> Vec<(u32, u32)> {
-    excluded.sort_unstable();
-    excluded.dedup();
-    let mut out = Vec::new();
-    let mut next = lo;
-    for &x in excluded.iter().filter(|&&x| lo <= x && x <= hi) {
-        if x > next {
-            out.push((next, x - 1));
-        }
-        next = x + 1;
-    }
-    if next <= hi {
-        out.push((next, hi));
-    }
-    out
-}
-
-/// The `width`-digit hexadecimal numerals of `lo..=hi`, as sequences of digit-value ranges.
-fn hex_sequences(lo: u32, hi: u32, width: u32) -> Vec<Vec<(u8, u8)>> {
-    if width == 1 {
-        return vec![vec![(lo as u8, hi as u8)]];
-    }
-    let unit = 16u32.pow(width - 1);
-    let (lt, lr) = (lo / unit, lo % unit);
-    let (ht, hr) = (hi / unit, hi % unit);
-    let prefixed = |digit: u32, rest: Vec<Vec<(u8, u8)>>| {
-        rest.into_iter()
-            .map(|mut seq| {
-                seq.insert(0, (digit as u8, digit as u8));
-                seq
-            })
-            .collect::<Vec<_>>()
-    };
-    if lt == ht {
-        return prefixed(lt, hex_sequences(lr, hr, width - 1));
-    }
-    let mut out = Vec::new();
-    let (mut mid_lo, mut mid_hi) = (lt, ht);
-    if lr != 0 {
-        out.extend(prefixed(lt, hex_sequences(lr, unit - 1, width - 1)));
-        mid_lo += 1;
-    }
-    let mut tail = Vec::new();
-    if hr != unit - 1 {
-        tail = prefixed(ht, hex_sequences(0, hr, width - 1));
-        mid_hi -= 1;
-    }
-    if mid_lo <= mid_hi {
-        let mut seq = vec![(mid_lo as u8, mid_hi as u8)];
-        seq.extend(std::iter::repeat_n((0u8, 15u8), (width - 1) as usize));
-        out.push(seq);
-    }
-    out.extend(tail);
-    out
-}
-
-/// The hex digits with values `lo..=hi`, in either case.
-fn hex_digits((lo, hi): (u8, u8)) -> Expr {
-    let mut class = ByteClass::default();
-    for v in lo..=hi {
-        let lower = b"0123456789abcdef"[v as usize];
-        class.insert(lower);
-        class.insert(lower.to_ascii_uppercase());
-    }
-    Expr::class(class).expect("at least one digit")
-}
-
-/// One character other than `used`, spelled canonically.
-fn canonical_char_except(used: &[char]) -> Option<Expr> {
-    let mut alternatives = Vec::new();
-    // Characters that must be escaped: `"`, `\` and the controls.
-    for c in (0u32..0x20).chain([0x22, 0x5c]) {
-        let c = char::from_u32(c).expect("ASCII");
-        if !used.contains(&c) {
-            alternatives.push(Expr::bytes(canonical_char(c)));
-        }
-    }
-    // Raw characters: U+0020.. less `"`, `\`, the surrogates and `used`.
-    let mut excluded: Vec<u32> = used.iter().map(|&c| c as u32).collect();
-    excluded.extend([0x22, 0x5c]);
-    excluded.sort_unstable();
-    excluded.dedup();
-    let mut ranges = Vec::new();
-    let mut lo = 0x20u32;
-    for &x in excluded.iter().filter(|&&x| x >= 0x20) {
-        if x > lo {
-            ranges.push((lo, x - 1));
-        }
-        lo = x + 1;
-    }
-    if lo <= 0x10ffff {
-        ranges.push((lo, 0x10ffff));
-    }
-    for (lo, hi) in ranges {
-        for (lo, hi) in [(lo, hi.min(0xd7ff)), (lo.max(0xe000), hi)] {
-            if lo <= hi {
-                for seq in utf8_sequences(lo, hi) {
-                    alternatives
-                        .push(Expr::seq(seq.into_iter().map(|(a, b)| {
-                            Expr::class(ByteClass::range(a, b)).expect("a <= b")
-                        })));
-                }
-            }
-        }
-    }
-    Expr::choice(alternatives)
-}
-
-/// The UTF-8 encodings of the scalar values `lo..=hi` (no surrogates inside), as sequences
-/// of byte ranges (the algorithm of regex-syntax's `Utf8Sequences`).
-pub(crate) fn utf8_sequences(lo: u32, hi: u32) -> Vec<Vec<(u8, u8)>> {
-    let mut out = Vec::new();
-    let mut stack = vec![(lo, hi)];
-    'next: while let Some((lo, hi)) = stack.pop() {
-        if lo > hi {
-            continue;
-        }
-        for boundary in [0x7f, 0x7ff, 0xffff] {
-            if lo <= boundary && hi > boundary {
-                stack.push((boundary + 1, hi));
-                stack.push((lo, boundary));
-                continue 'next;
-            }
-        }
-        if hi <= 0x7f {
-            out.push(vec![(lo as u8, hi as u8)]);
-            continue;
-        }
-        let len = char::from_u32(lo).map_or(4, char::len_utf8);
-        for i in 1..len {
-            let m = (1u32 << (6 * i)) - 1;
-            if lo & !m != hi & !m {
-                if lo & m != 0 {
-                    stack.push(((lo | m) + 1, hi));
-                    stack.push((lo, lo | m));
-                    continue 'next;
-                }
-                if hi & m != m {
-                    stack.push((hi & !m, hi));
-                    stack.push((lo, (hi & !m) - 1));
-                    continue 'next;
-                }
-            }
-        }
-        let (mut a, mut b) = ([0u8; 4], [0u8; 4]);
-        let a = char::from_u32(lo)
-            .expect("scalar")
-            .encode_utf8(&mut a)
-            .as_bytes()
-            .to_vec();
-        let b = char::from_u32(hi)
-            .expect("scalar")
-            .encode_utf8(&mut b)
-            .as_bytes()
-            .to_vec();
-        out.push(a.into_iter().zip(b).collect());
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
+    use std::cell::RefCell;
+
+    use sieve_ir::reference::Recognizer;
+    use sieve_ir::GrammarBuilder;
+
     use super::*;
 
-    #[test]
-    fn hex_sequences_cover_exactly() {
-        for (lo, hi) in [
-            (0, 0xffff),
-            (0x12, 0x34),
-            (0xd7ff, 0xe000),
-            (0x0fff, 0x1000),
-            (0x5, 0x5),
-        ] {
-            let seqs = hex_sequences(lo, hi, 4);
-            for v in 0u32..=0xffff {
-                let digits = [v >> 12, (v >> 8) & 15, (v >> 4) & 15, v & 15];
-                let hits = seqs
-                    .iter()
-                    .filter(|s| {
-                        s.iter()
-                            .zip(digits)
-                            .all(|(&(a, b), d)| a as u32 <= d && d <= b as u32)
-                    })
-                    .count();
-                assert_eq!(
-                    hits,
-                    usize::from(lo <= v && v <= hi),
-                    "{lo:x}-{hi:x} at {v:x}"
-                );
-            }
-        }
+    /// Every spelling of `c`: raw, short escape, `\/`, `\u` in lower, upper and mixed case
+    /// (surrogate pairs outside the BMP), whether or not JSON allows it raw.
+    fn all_spellings(c: char) -> Vec<String> {
+        let mut out = vec![c.to_string()];
+        let short = match c {
+            '"' => Some("\\\""),
+            '\\' => Some("\\\\"),
+            '/' => Some("\\/"),
+            '\u{8}' => Some("\\b"),
+            '\u{c}' => Some("\\f"),
+            '\n' => Some("\\n"),
+            '\r' => Some("\\r"),
+            '\t' => Some("\\t"),
+            _ => None,
+        };
+        out.extend(short.map(str::to_owned));
+        let mut units = [0u16; 2];
+        let units = c.encode_utf16(&mut units);
+        let lower: String = units.iter().map(|u| format!("\\u{u:04x}")).collect();
+        let upper: String = units.iter().map(|u| format!("\\u{u:04X}")).collect();
+        let mixed: String = lower
+            .chars()
+            .enumerate()
+            .map(|(i, ch)| {
+                if i % 2 == 0 {
+                    ch.to_ascii_uppercase()
+                } else {
+                    ch
+                }
+            })
+            .collect::<String>()
+            .replace("\\U", "\\u");
+        out.extend([lower, upper, mixed]);
+        out.sort();
+        out.dedup();
+        out
     }
 
+    /// Whether `text` is a JSON string that `escapes` allows and that decodes to none of
+    /// `names`; the oracle is `serde_json` (which also refuses unpaired surrogates).
+    fn expected(text: &str, names: &[&str], escapes: Escapes) -> bool {
+        let Ok(value) = serde_json::from_str::<String>(text) else {
+            return false;
+        };
+        let canonical: Vec<u8> = std::iter::once(b'"')
+            .chain(value.chars().flat_map(crate::string::canonical))
+            .chain(std::iter::once(b'"'))
+            .collect();
+        let spelled_right = escapes == Escapes::Any || canonical == text.as_bytes();
+        spelled_right && !names.contains(&value.as_str())
+    }
+
+    /// The language of `string_except(names)` is the JSON strings whose decoded value is not
+    /// a name, each character in exactly the spellings `escapes` allows: checked on every
+    /// spelling of one and two characters drawn from the names and their neighbours.
     #[test]
-    fn utf8_sequences_cover_exactly() {
-        for (lo, hi) in [
-            (0x20, 0x10ffff),
-            (0x80, 0x7ff),
-            (0x61, 0x62),
-            (0x800, 0xd7ff),
-        ] {
-            for seq in utf8_sequences(lo, hi) {
-                assert!(seq.iter().all(|(a, b)| a <= b));
+    fn string_except_decides_by_decoded_value() {
+        let names = ["a/\"", "\u{1F600}x", "ab", "\u{1}", "é\\"];
+        let chars: Vec<char> = [
+            'a',
+            'b',
+            'c',
+            '`',
+            '/',
+            '.',
+            '"',
+            '\\',
+            'x',
+            'é',
+            'è',
+            '\u{1}',
+            '\u{0}',
+            '\u{2}',
+            '\n',
+            '\u{7f}',
+            '€',
+            '\u{1F600}',
+            '\u{1F601}',
+            '\u{10FFFF}',
+            '\u{FFFF}',
+        ]
+        .into();
+        for escapes in [Escapes::Any, Escapes::Canonical] {
+            let builder = RefCell::new(GrammarBuilder::new());
+            let mut share = |body: Expr| -> Result<Expr, Error> {
+                let mut b = builder.borrow_mut();
+                let id = b.fresh("shared").unwrap();
+                b.define(id, body);
+                Ok(Expr::rule(id))
+            };
+            let body = string_except(&names, escapes, &mut share).unwrap();
+            let mut builder = builder.into_inner();
+            let root = builder.fresh("root").unwrap();
+            builder.define(root, body);
+            let grammar = builder.build(root).unwrap();
+            let recognizer = Recognizer::new(&grammar).unwrap();
+            let mut values: Vec<Vec<char>> = vec![vec![]];
+            values.extend(chars.iter().map(|&c| vec![c]));
+            for &c in &chars {
+                for &d in &chars {
+                    values.push(vec![c, d]);
+                }
             }
-        }
-        let seqs = utf8_sequences(0x20, 0xd7ff);
-        for c in ['a', 'é', '€', ' '] {
-            let mut buf = [0u8; 4];
-            let bytes = c.encode_utf8(&mut buf).as_bytes();
-            let hits = seqs
-                .iter()
-                .filter(|s| {
-                    s.len() == bytes.len()
-                        && s.iter().zip(bytes).all(|(&(a, b), &x)| a <= x && x <= b)
-                })
-                .count();
-            assert_eq!(hits, 1, "{c}");
+            for name in names {
+                values.push(name.chars().collect());
+            }
+            for value in values {
+                // Every combination of spellings of the value's characters.
+                let mut texts = vec![String::from("\"")];
+                for &c in &value {
+                    texts = texts
+                        .into_iter()
+                        .flat_map(|text| {
+                            all_spellings(c).into_iter().map(move |s| text.clone() + &s)
+                        })
+                        .collect();
+                }
+                for text in texts {
+                    let text = format!("{text}\"");
+                    assert_eq!(
+                        recognizer.accepts(text.as_bytes()),
+                        expected(&text, &names, escapes),
+                        "{escapes:?}: {text}"
+                    );
+                }
+            }
         }
     }
 }

@@ -697,8 +697,19 @@ fn raw_chars() -> Ranges {
     pattern::normalize(vec![(0x20, 0x21), (0x23, 0x5b), (0x5d, 0x10ffff)])
 }
 
-/// Every spelling under `escapes` of one character out of `ranges` (normalised); `None` when
-/// `ranges` is empty.
+/// Every spelling under `escapes` of one character other than `used`; `None` when nothing is
+/// left.
+pub(crate) fn spell_except(used: &[char], escapes: Escapes) -> Option<Expr> {
+    let used = pattern::normalize(used.iter().map(|&c| (c as u32, c as u32)).collect());
+    let scalars = [(0, 0xd7ff), (0xe000, 0x10ffff)];
+    spell(
+        &pattern::intersect(&pattern::complement(&used), &scalars),
+        escapes,
+    )
+}
+
+/// Every spelling under `escapes` of one character out of `ranges` (normalised, scalar
+/// values only); `None` when `ranges` is empty.
 pub(crate) fn spell(ranges: &[(u32, u32)], escapes: Escapes) -> Option<Expr> {
     let mut alternatives = Vec::new();
     // Raw: UTF-8 sequences; all one-byte ones merged into one class.
