@@ -15,7 +15,7 @@
 //!   refinement, started from the accepting/non-accepting split with both blocks as
 //!   splitters, which is what makes it correct for partial transition functions).
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use sieve_ir::RuleId;
 
@@ -124,26 +124,28 @@ pub(crate) fn determinize(nfa: &Nfa, limit: usize) -> Option<Dfa> {
         .collect();
     let mut closure = Closure::new(nfa.len());
     let mut scratch = Vec::new();
-    let mut key_of = |seeds: &[u32], closure: &mut Closure| -> Vec<u32> {
+    // The key of a seed set: its epsilon closure restricted to the states that matter,
+    // sorted; written into `key` so a set already seen costs no allocation.
+    let mut key_of = |seeds: &[u32], closure: &mut Closure, key: &mut Vec<u32>| {
         closure.close(nfa, seeds.iter().copied(), &mut scratch);
-        let mut key: Vec<u32> = scratch
-            .iter()
-            .copied()
-            .filter(|&s| matters[s as usize])
-            .collect();
+        key.clear();
+        key.extend(scratch.iter().copied().filter(|&s| matters[s as usize]));
         key.sort_unstable();
-        key
     };
 
-    let mut ids: HashMap<Vec<u32>, u32> = HashMap::new();
+    let mut ids: HashMap<Vec<u32>, u32> = HashMap::default();
     let mut sets: Vec<Vec<u32>> = Vec::new();
-    let start = key_of(&[nfa.start], &mut closure);
-    ids.insert(start.clone(), 0);
-    sets.push(start);
+    let mut key = Vec::new();
+    key_of(&[nfa.start], &mut closure, &mut key);
+    ids.insert(key.clone(), 0);
+    sets.push(key.clone());
 
     let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); alphabet.labels.len()];
     let mut touched: Vec<usize> = Vec::new();
     let mut trans: Vec<Vec<(u32, u32)>> = Vec::new();
+    // The last bucket resolved and its target: neighbouring byte intervals crossed by the
+    // same edges have equal buckets, and their closure is computed once.
+    let mut last: (Vec<u32>, u32) = (Vec::new(), 0);
     let mut next = 0;
     while next < sets.len() {
         for &s in &sets[next] {
@@ -172,21 +174,29 @@ pub(crate) fn determinize(nfa: &Nfa, limit: usize) -> Option<Dfa> {
         }
         touched.sort_unstable();
         let mut out = Vec::with_capacity(touched.len());
+        last.0.clear();
         for &sym in &touched {
-            let key = key_of(&buckets[sym], &mut closure);
-            buckets[sym].clear();
-            let id = match ids.get(&key) {
-                Some(&id) => id,
-                None => {
-                    if sets.len() >= limit {
-                        return None;
+            let id = if !last.0.is_empty() && buckets[sym] == last.0 {
+                last.1
+            } else {
+                key_of(&buckets[sym], &mut closure, &mut key);
+                let id = match ids.get(key.as_slice()) {
+                    Some(&id) => id,
+                    None => {
+                        if sets.len() >= limit {
+                            return None;
+                        }
+                        let id = u32::try_from(sets.len()).expect("bounded by the limit");
+                        ids.insert(key.clone(), id);
+                        sets.push(key.clone());
+                        id
                     }
-                    let id = u32::try_from(sets.len()).expect("bounded by the limit");
-                    ids.insert(key.clone(), id);
-                    sets.push(key);
-                    id
-                }
+                };
+                last.0.clone_from(&buckets[sym]);
+                last.1 = id;
+                id
             };
+            buckets[sym].clear();
             out.push((u32::try_from(sym).expect("small alphabet"), id));
         }
         touched.clear();
