@@ -1,6 +1,6 @@
 //! Grammars: a list of named rules and a root.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -130,6 +130,10 @@ pub struct GrammarBuilder {
     names: Vec<String>,
     bodies: Vec<Option<Expr>>,
     by_name: HashMap<String, RuleId>,
+    /// Per base name given to [`GrammarBuilder::fresh`], the smallest suffix that may be
+    /// free: all smaller ones are taken, and names are never given back. Keeps `fresh`
+    /// linear over many calls with one base.
+    next_suffix: HashMap<String, usize>,
 }
 
 impl GrammarBuilder {
@@ -155,13 +159,13 @@ impl GrammarBuilder {
         if !self.by_name.contains_key(base) {
             return self.declare(base);
         }
-        let mut n = 1usize;
+        let n = self.next_suffix.entry(base.to_owned()).or_insert(1);
         loop {
             let name = format!("{base}_{n}");
+            *n += 1;
             if !self.by_name.contains_key(&name) {
                 return self.declare(&name);
             }
-            n += 1;
         }
     }
 
@@ -226,6 +230,22 @@ mod tests {
         b.define(root, Expr::plus(Expr::rule(item)));
         b.define(item, Expr::bytes("ab"));
         b.build(root).unwrap()
+    }
+
+    #[test]
+    fn fresh_names_take_the_smallest_free_suffix() {
+        let mut b = GrammarBuilder::new();
+        b.declare("r").unwrap();
+        b.declare("r_2").unwrap();
+        let names: Vec<String> = (0..3)
+            .map(|_| {
+                let id = b.fresh("r").unwrap();
+                b.name(id).to_owned()
+            })
+            .collect();
+        assert_eq!(names, ["r_1", "r_3", "r_4"]);
+        let id = b.fresh("s").unwrap();
+        assert_eq!(b.name(id), "s");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! keeps these invariants; the verifier re-checks them after each normalisation pass in tests
 //! and debug builds, and on deserialisation, where the data did not come through constructors.
 
-use std::collections::HashSet;
+use foldhash::HashSet;
 
 use crate::{Expr, ExprKind, Grammar};
 
@@ -57,7 +57,7 @@ pub fn verify(grammar: &Grammar) -> Result<(), Vec<String>> {
     if grammar.root().index() >= rule_count {
         problems.push(format!("root {} is not a rule", grammar.root()));
     }
-    let mut names = HashSet::new();
+    let mut names = HashSet::default();
     for rule in grammar.rules() {
         if rule.name().is_empty() {
             problems.push("a rule has an empty name".into());

@@ -4,7 +4,7 @@
 //! ids; [`rebuild`] keeps only the rules reachable from the root, renumbers them in their old
 //! order, and maps every reference. Keeping the old relative order makes dumps stable.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 
 use sieve_ir::{Expr, Grammar, GrammarBuilder, RuleId};
 
@@ -44,7 +44,7 @@ impl Draft {
                 .iter()
                 .map(|r| r.name().to_owned())
                 .collect(),
-            next_suffix: HashMap::new(),
+            next_suffix: HashMap::default(),
         }
     }
 
@@ -67,14 +67,21 @@ impl Draft {
         RuleId::new(self.names.len() - 1).expect("rule count is limited by the config")
     }
 
-    /// Keeps the rules reachable from the root, renumbered in their order here.
+    /// Keeps the rules reachable from the root, renumbered in their order here. When every
+    /// rule is kept, ids do not change and the bodies move into the grammar as they are.
     pub fn finish(self) -> Result<Grammar, NormalizeError> {
-        let count = self.names.len();
+        let Draft {
+            names,
+            bodies,
+            root,
+            ..
+        } = self;
+        let count = names.len();
         let mut reachable = vec![false; count];
-        let mut stack = vec![self.root];
-        reachable[self.root.index()] = true;
+        let mut stack = vec![root];
+        reachable[root.index()] = true;
         while let Some(id) = stack.pop() {
-            let body = self.bodies[id.index()]
+            let body = bodies[id.index()]
                 .as_ref()
                 .ok_or_else(|| NormalizeError::internal("a removed rule is still referenced"))?;
             body.for_each_ref(&mut |r| {
@@ -84,27 +91,29 @@ impl Draft {
                 }
             });
         }
+        let renumbered = reachable.contains(&false);
         let mut builder = GrammarBuilder::new();
         let mut new_id = vec![None; count];
         for old in 0..count {
             if reachable[old] {
                 let id = builder
-                    .declare(&self.names[old])
+                    .declare(&names[old])
                     .map_err(NormalizeError::from_ir)?;
                 new_id[old] = Some(id);
             }
         }
-        for old in 0..count {
+        for (old, body) in bodies.into_iter().enumerate() {
             let Some(id) = new_id[old] else { continue };
-            let body = self.bodies[old]
-                .as_ref()
-                .expect("reachable rules have bodies");
-            let mapped = body
-                .map_refs(&mut |r| new_id[r.index()].map(Expr::rule))
-                .ok_or_else(|| NormalizeError::internal("reference to an unreachable rule"))?;
-            builder.define(id, mapped);
+            let body = body.expect("reachable rules have bodies");
+            let body = if renumbered {
+                body.map_refs(&mut |r| new_id[r.index()].map(Expr::rule))
+                    .ok_or_else(|| NormalizeError::internal("reference to an unreachable rule"))?
+            } else {
+                body
+            };
+            builder.define(id, body);
         }
-        let root = new_id[self.root.index()].expect("the root is reachable");
+        let root = new_id[root.index()].expect("the root is reachable");
         builder.build(root).map_err(NormalizeError::from_ir)
     }
 }

@@ -3,7 +3,7 @@
 //! `"a" | b | "a"` becomes `"a" | b`; the first occurrence keeps its place. The language is
 //! unchanged. After it: no choice has two equal alternatives. Flat form is kept.
 
-use std::collections::HashSet;
+use foldhash::HashSet;
 
 use sieve_ir::{Expr, ExprKind, Grammar};
 
@@ -21,7 +21,7 @@ pub fn dedupe_alternatives(grammar: &Grammar) -> Result<Grammar, NormalizeError>
 fn dedupe(expr: &Expr) -> Expr {
     match expr.kind() {
         ExprKind::Choice(alts) => {
-            let mut seen = HashSet::new();
+            let mut seen = HashSet::default();
             let unique: Vec<Expr> = alts
                 .iter()
                 .map(dedupe)

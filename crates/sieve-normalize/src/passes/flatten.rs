@@ -11,7 +11,7 @@
 //! came from): a JSON Schema `enum` of 10,000 strings, each character written as
 //! `("a" | "\\u0061")`, lifts a few dozen rules rather than one per character of every value.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 
@@ -21,7 +21,7 @@ use crate::{rebuild::Draft, NormalizeError};
 pub fn flatten(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
     let mut lifter = Lifter {
         draft: Draft::from_grammar(grammar),
-        lifted: HashMap::new(),
+        lifted: HashMap::default(),
     };
     for id in grammar.rule_ids() {
         let body = lifter.flatten_body(id, grammar.rule(id).body());

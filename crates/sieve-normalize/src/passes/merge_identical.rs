@@ -21,7 +21,7 @@
 //! class is a bisimulation class, and a class is only ever created when no existing one is
 //! bisimilar, so the partition is the coarsest.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 
@@ -30,7 +30,7 @@ use crate::{analysis, rebuild::Draft, NormalizeError};
 /// Runs the pass.
 pub fn merge_identical(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
     let class_of = bisimulation_classes(grammar);
-    let mut representative: HashMap<usize, RuleId> = HashMap::new();
+    let mut representative: HashMap<usize, RuleId> = HashMap::default();
     representative.insert(class_of[grammar.root().index()], grammar.root());
     for id in grammar.rule_ids() {
         representative.entry(class_of[id.index()]).or_insert(id);
@@ -162,7 +162,7 @@ fn refine_cycle(
     let mut block_of = vec![0usize; members.len()];
     let mut block_count = 1;
     loop {
-        let mut blocks: HashMap<(usize, Expr), usize> = HashMap::new();
+        let mut blocks: HashMap<(usize, Expr), usize> = HashMap::default();
         let mut signatures = Vec::new();
         let mut next = Vec::with_capacity(members.len());
         for (index, &member) in members.iter().enumerate() {

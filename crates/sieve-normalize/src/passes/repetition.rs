@@ -23,7 +23,7 @@
 //! `Ref{min,max}` with other bounds; this is the contract of the automata layer. Adjacent byte
 //! strings stay merged.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 
@@ -34,8 +34,8 @@ pub fn expand_repetitions(grammar: &Grammar, config: &Config) -> Result<Grammar,
     let mut pass = Pass {
         draft: Draft::from_grammar(grammar),
         threshold: config.repetition_threshold.max(1),
-        item_rules: HashMap::new(),
-        counted_rules: HashMap::new(),
+        item_rules: HashMap::default(),
+        counted_rules: HashMap::default(),
     };
     for id in grammar.rule_ids() {
         let alternatives = flat::alternatives(grammar.rule(id).body())
