@@ -217,11 +217,22 @@ pub(crate) fn determinize(nfa: &Nfa, limit: usize) -> Option<Dfa> {
 /// The minimal DFA of `dfa`'s language (Hopcroft), started at state `0`.
 pub(crate) fn minimize(dfa: &Dfa) -> Dfa {
     let n = dfa.trans.len();
-    // Incoming edges, grouped by target: (symbol, source).
-    let mut incoming: Vec<Vec<(u32, u32)>> = vec![Vec::new(); n];
+    // Incoming edges, grouped by target: (symbol, source), `incoming[first[t]..first[t + 1]]`.
+    let mut first = vec![0usize; n + 1];
+    for out in &dfa.trans {
+        for &(_, t) in out {
+            first[t as usize + 1] += 1;
+        }
+    }
+    for t in 0..n {
+        first[t + 1] += first[t];
+    }
+    let mut fill = first.clone();
+    let mut incoming = vec![(0u32, 0u32); first[n]];
     for (s, out) in dfa.trans.iter().enumerate() {
         for &(sym, t) in out {
-            incoming[t as usize].push((sym, u32::try_from(s).expect("bounded")));
+            incoming[fill[t as usize]] = (sym, u32::try_from(s).expect("bounded"));
+            fill[t as usize] += 1;
         }
     }
 
@@ -231,11 +242,12 @@ pub(crate) fn minimize(dfa: &Dfa) -> Dfa {
         .map(|b| u32::try_from(b).expect("bounded"))
         .collect();
     let mut preimage: Vec<(u32, u32)> = Vec::new();
+    let mut splits: Vec<(u32, u32)> = Vec::new();
     while let Some(splitter) = work.pop() {
         in_work[splitter as usize] = false;
         preimage.clear();
         for &t in partition.members(splitter) {
-            preimage.extend_from_slice(&incoming[t as usize]);
+            preimage.extend_from_slice(&incoming[first[t as usize]..first[t as usize + 1]]);
         }
         preimage.sort_unstable();
         preimage.dedup();
@@ -243,7 +255,8 @@ pub(crate) fn minimize(dfa: &Dfa) -> Dfa {
             for &(_, s) in group {
                 partition.mark(s);
             }
-            for (old, new) in partition.split_marked() {
+            partition.split_marked(&mut splits);
+            for &(old, new) in &splits {
                 in_work.push(false);
                 let (old, new) = (old as usize, new as usize);
                 if in_work[old] {
@@ -373,10 +386,11 @@ impl Partition {
     }
 
     /// Splits every block with some but not all members marked, the marked ones moving to a
-    /// new block; clears all marks. Returns `(old block, new block)` pairs.
-    fn split_marked(&mut self) -> Vec<(u32, u32)> {
-        let mut splits = Vec::new();
-        for b in std::mem::take(&mut self.touched) {
+    /// new block; clears all marks. Writes the `(old block, new block)` pairs into `splits`.
+    fn split_marked(&mut self, splits: &mut Vec<(u32, u32)>) {
+        splits.clear();
+        for k in 0..self.touched.len() {
+            let b = self.touched[k];
             let bi = b as usize;
             if self.mid[bi] == self.end[bi] {
                 self.mid[bi] = self.start[bi];
@@ -392,6 +406,6 @@ impl Partition {
             }
             splits.push((b, nb));
         }
-        splits
+        self.touched.clear();
     }
 }

@@ -108,14 +108,33 @@ impl ByteClass {
 
     /// The set as sorted, disjoint, non-adjacent inclusive ranges.
     pub fn ranges(&self) -> Vec<(u8, u8)> {
-        let mut out: Vec<(u8, u8)> = Vec::new();
-        for b in self.iter() {
-            match out.last_mut() {
-                Some((_, hi)) if u16::from(*hi) + 1 == u16::from(b) => *hi = b,
-                _ => out.push((b, b)),
-            }
+        let mut out = Vec::new();
+        let mut from = 0u32;
+        while let Some(lo) = Self::next_one(&self.bits, from) {
+            let end = Self::next_one(&self.bits.map(|w| !w), lo).unwrap_or(256);
+            out.push((lo as u8, (end - 1) as u8));
+            from = end;
         }
         out
+    }
+
+    /// The first byte at or after `from` whose bit is set in `bits`, a word at a time.
+    fn next_one(bits: &[u64; 4], from: u32) -> Option<u32> {
+        let mut word = (from / 64) as usize;
+        if word >= 4 {
+            return None;
+        }
+        let mut rest = bits[word] & (u64::MAX << (from % 64));
+        loop {
+            if rest != 0 {
+                return Some(word as u32 * 64 + rest.trailing_zeros());
+            }
+            word += 1;
+            if word == 4 {
+                return None;
+            }
+            rest = bits[word];
+        }
     }
 }
 
@@ -176,6 +195,52 @@ mod tests {
         assert_eq!(class.ranges(), vec![(b'0', b'0'), (b'a', b'f')]);
         assert_eq!(class.len(), 7);
         assert_eq!(class.to_string(), "[0a-f]");
+    }
+
+    /// The word-at-a-time `ranges` against its definition, on classes with runs across word
+    /// boundaries (63/64, 127/128, 191/192), ending at 255 and starting at 0.
+    #[test]
+    fn ranges_match_the_members() {
+        let naive = |class: &ByteClass| {
+            let mut out: Vec<(u8, u8)> = Vec::new();
+            for b in class.iter() {
+                match out.last_mut() {
+                    Some((_, hi)) if u16::from(*hi) + 1 == u16::from(b) => *hi = b,
+                    _ => out.push((b, b)),
+                }
+            }
+            out
+        };
+        let mut classes = vec![
+            ByteClass::EMPTY,
+            ByteClass::ALL,
+            ByteClass::range(63, 64),
+            ByteClass::range(0, 0),
+            ByteClass::range(255, 255),
+            ByteClass::range(60, 200),
+            ByteClass::from_ranges([(0, 63), (128, 191)]),
+            ByteClass::from_ranges([(64, 127), (192, 255)]),
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2_000 {
+            let mut bits = [0u64; 4];
+            for word in &mut bits {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1);
+                // Mix in long runs of ones and zeros, not only noise.
+                *word = match state >> 62 {
+                    0 => state,
+                    1 => u64::MAX << (state % 64),
+                    2 => !(u64::MAX << (state % 64)),
+                    _ => 0,
+                };
+            }
+            classes.push(ByteClass { bits });
+        }
+        for class in classes {
+            assert_eq!(class.ranges(), naive(&class), "{:?}", class.bits);
+        }
     }
 
     #[test]
