@@ -37,6 +37,10 @@
 //! stage. A schema taking more than [`SLOW`] in all is named as it happens and stays in the
 //! figures.
 
+/// The `sieve` binary's allocator, so figures here are the ones the command shows.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -19,6 +19,10 @@
 mod commands;
 mod pipeline;
 
+/// Compiling allocates many small, short-lived objects; see the workspace manifest.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
