@@ -29,7 +29,7 @@ impl Rule {
 /// the grammar's.
 ///
 /// Invariants (checked by [`crate::verify::verify`], which [`GrammarBuilder::build`] and
-/// deserialisation run): rule names are unique and non-empty, every reference names a rule of
+/// deserialisation run, and [`Grammar::from_rewrite`] in debug builds): rule names are unique and non-empty, every reference names a rule of
 /// this grammar, the root is one of its rules, and every expression keeps the invariants listed
 /// in [`crate::expr`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -108,6 +108,47 @@ impl Grammar {
                 refs
             })
             .collect()
+    }
+
+    /// A grammar from the rules of a rewrite, for passes that rebuild whole grammars many
+    /// times. Expression invariants hold by construction (expressions are only made through
+    /// their constructors) and the caller keeps names unique, so only what a faulty rewrite
+    /// could break cheaply is checked always: every reference and the root name one of the
+    /// rules. Debug builds run the whole verifier. Anything built from outside input goes
+    /// through [`GrammarBuilder`], which always does.
+    pub fn from_rewrite(rules: Vec<(String, Expr)>, root: RuleId) -> Result<Grammar, IrError> {
+        let count = rules.len();
+        let grammar = Grammar {
+            rules: rules
+                .into_iter()
+                .map(|(name, body)| Rule { name, body })
+                .collect(),
+            root,
+        };
+        let mut dangling = None;
+        for rule in &grammar.rules {
+            rule.body.for_each_ref(&mut |r| {
+                if r.index() >= count {
+                    dangling.get_or_insert_with(|| rule.name.clone());
+                }
+            });
+        }
+        if root.index() >= count {
+            return Err(IrError::Invalid(format!(
+                "the root is rule {} of {count}",
+                root.index()
+            )));
+        }
+        if let Some(name) = dangling {
+            return Err(IrError::Invalid(format!(
+                "rule `{name}` refers to a rule that does not exist"
+            )));
+        }
+        if cfg!(debug_assertions) {
+            crate::verify::verify(&grammar)
+                .map_err(|problems| IrError::Invalid(problems.join("; ")))?;
+        }
+        Ok(grammar)
     }
 
     /// A builder holding this grammar's rules, to derive a new grammar from it.
@@ -229,6 +270,37 @@ mod tests {
         let item = b.declare("item").unwrap();
         b.define(root, Expr::plus(Expr::rule(item)));
         b.define(item, Expr::bytes("ab"));
+        b.build(root).unwrap()
+    }
+
+    #[test]
+    fn rewrites_are_checked_for_dangling_references() {
+        let ok = Grammar::from_rewrite(
+            vec![
+                ("root".into(), Expr::rule(RuleId::new(1).unwrap())),
+                ("item".into(), Expr::bytes("a")),
+            ],
+            RuleId::new(0).unwrap(),
+        );
+        assert_eq!(ok.unwrap(), sample_pair());
+        let dangling = Grammar::from_rewrite(
+            vec![("root".into(), Expr::rule(RuleId::new(1).unwrap()))],
+            RuleId::new(0).unwrap(),
+        );
+        assert!(matches!(dangling, Err(IrError::Invalid(m)) if m.contains("`root`")));
+        let no_root = Grammar::from_rewrite(
+            vec![("r".into(), Expr::bytes("a"))],
+            RuleId::new(1).unwrap(),
+        );
+        assert!(no_root.is_err());
+    }
+
+    fn sample_pair() -> Grammar {
+        let mut b = GrammarBuilder::new();
+        let root = b.declare("root").unwrap();
+        let item = b.declare("item").unwrap();
+        b.define(root, Expr::rule(item));
+        b.define(item, Expr::bytes("a"));
         b.build(root).unwrap()
     }
 

@@ -6,7 +6,7 @@
 
 use foldhash::{HashMap, HashSet};
 
-use sieve_ir::{Expr, Grammar, GrammarBuilder, RuleId};
+use sieve_ir::{Expr, Grammar, RuleId};
 
 use crate::NormalizeError;
 
@@ -92,18 +92,19 @@ impl Draft {
             });
         }
         let renumbered = reachable.contains(&false);
-        let mut builder = GrammarBuilder::new();
         let mut new_id = vec![None; count];
-        for old in 0..count {
-            if reachable[old] {
-                let id = builder
-                    .declare(&names[old])
-                    .map_err(NormalizeError::from_ir)?;
-                new_id[old] = Some(id);
+        let mut kept = 0;
+        for (old, &keep) in reachable.iter().enumerate() {
+            if keep {
+                new_id[old] = Some(RuleId::new(kept).expect("fewer rules than before"));
+                kept += 1;
             }
         }
-        for (old, body) in bodies.into_iter().enumerate() {
-            let Some(id) = new_id[old] else { continue };
+        let mut rules = Vec::with_capacity(kept);
+        for ((name, body), keep) in names.into_iter().zip(bodies).zip(reachable) {
+            if !keep {
+                continue;
+            }
             let body = body.expect("reachable rules have bodies");
             let body = if renumbered {
                 body.map_refs(&mut |r| new_id[r.index()].map(Expr::rule))
@@ -111,10 +112,10 @@ impl Draft {
             } else {
                 body
             };
-            builder.define(id, body);
+            rules.push((name, body));
         }
         let root = new_id[root.index()].expect("the root is reachable");
-        builder.build(root).map_err(NormalizeError::from_ir)
+        Grammar::from_rewrite(rules, root).map_err(NormalizeError::from_ir)
     }
 }
 
