@@ -241,20 +241,29 @@ pub(crate) fn minimize(dfa: &Dfa) -> Dfa {
     let mut work: Vec<u32> = (0..partition.block_count())
         .map(|b| u32::try_from(b).expect("bounded"))
         .collect();
-    let mut preimage: Vec<(u32, u32)> = Vec::new();
+    // The splitter's preimage, bucketed by symbol: `by_symbol[sym]` holds the sources of
+    // `sym`-edges into it, `symbols` the buckets in use. Marking is idempotent, so a source
+    // listed twice costs nothing more.
+    let mut by_symbol: Vec<Vec<u32>> = vec![Vec::new(); dfa.labels.len()];
+    let mut symbols: Vec<u32> = Vec::new();
     let mut splits: Vec<(u32, u32)> = Vec::new();
     while let Some(splitter) = work.pop() {
         in_work[splitter as usize] = false;
-        preimage.clear();
         for &t in partition.members(splitter) {
-            preimage.extend_from_slice(&incoming[first[t as usize]..first[t as usize + 1]]);
+            for &(sym, s) in &incoming[first[t as usize]..first[t as usize + 1]] {
+                let bucket = &mut by_symbol[sym as usize];
+                if bucket.is_empty() {
+                    symbols.push(sym);
+                }
+                bucket.push(s);
+            }
         }
-        preimage.sort_unstable();
-        preimage.dedup();
-        for group in preimage.chunk_by(|a, b| a.0 == b.0) {
-            for &(_, s) in group {
+        symbols.sort_unstable();
+        for &sym in &symbols {
+            for &s in &by_symbol[sym as usize] {
                 partition.mark(s);
             }
+            by_symbol[sym as usize].clear();
             partition.split_marked(&mut splits);
             for &(old, new) in &splits {
                 in_work.push(false);
@@ -273,6 +282,7 @@ pub(crate) fn minimize(dfa: &Dfa) -> Dfa {
                 }
             }
         }
+        symbols.clear();
     }
 
     // Block of the start state becomes state 0; others keep their relative order.
