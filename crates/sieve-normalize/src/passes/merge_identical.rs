@@ -21,6 +21,9 @@
 //! class is a bisimulation class, and a class is only ever created when no existing one is
 //! bisimilar, so the partition is the coarsest.
 
+use std::hash::{BuildHasher, Hash, Hasher};
+
+use foldhash::fast::FixedState;
 use foldhash::HashMap;
 
 use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
@@ -47,40 +50,86 @@ pub fn merge_identical(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
     draft.finish()
 }
 
-/// The final classes found so far: each one's signature, indexed for lookup by signature and
-/// by *shape* (the signature with every reference replaced by the same placeholder).
+/// The final classes found so far: each one's signature, indexed for lookup by the hash of
+/// its signature and by the hash of its *shape* (the signature with every reference read as
+/// the same placeholder). Lookups compare the candidates' signatures (or unify them), so a
+/// hash collision costs a comparison, never a wrong merge.
 #[derive(Default)]
 struct Classes {
     signatures: Vec<Expr>,
-    by_signature: HashMap<Expr, usize>,
-    by_shape: HashMap<Expr, Vec<usize>>,
+    by_signature: HashMap<u64, Vec<usize>>,
+    by_shape: HashMap<u64, Vec<usize>>,
+    hasher: FixedState,
 }
 
 impl Classes {
     /// The class with this signature, created if there is none.
     fn intern(&mut self, signature: Expr) -> usize {
-        if let Some(&class) = self.by_signature.get(&signature) {
-            return class;
+        let hash = self.hasher.hash_one(&signature);
+        if let Some(candidates) = self.by_signature.get(&hash) {
+            if let Some(&class) = candidates
+                .iter()
+                .find(|&&class| self.signatures[class] == signature)
+            {
+                return class;
+            }
         }
-        self.push(signature)
+        self.push_hashed(signature, hash)
     }
 
     fn push(&mut self, signature: Expr) -> usize {
+        let hash = self.hasher.hash_one(&signature);
+        self.push_hashed(signature, hash)
+    }
+
+    fn push_hashed(&mut self, signature: Expr, hash: u64) -> usize {
         let class = self.signatures.len();
         self.by_shape
-            .entry(shape(&signature))
+            .entry(shape_hash(&signature))
             .or_default()
             .push(class);
-        self.by_signature.insert(signature.clone(), class);
+        self.by_signature.entry(hash).or_default().push(class);
         self.signatures.push(signature);
         class
     }
 }
 
-/// `expr` with every reference replaced by the same placeholder.
-fn shape(expr: &Expr) -> Expr {
-    expr.map_refs(&mut |_| Some(Expr::rule(placeholder(0))))
-        .expect("renaming keeps every alternative")
+/// The hash of `expr`'s shape: its structure with every reference read as one placeholder.
+fn shape_hash(expr: &Expr) -> u64 {
+    fn feed(expr: &Expr, h: &mut impl Hasher) {
+        match expr.kind() {
+            ExprKind::Ref(_) => h.write_u8(0),
+            ExprKind::Empty => h.write_u8(1),
+            ExprKind::Bytes(bytes) => {
+                h.write_u8(2);
+                bytes.hash(h);
+            }
+            ExprKind::Class(class) => {
+                h.write_u8(3);
+                class.hash(h);
+            }
+            ExprKind::Seq(items) | ExprKind::Choice(items) => {
+                h.write_u8(if matches!(expr.kind(), ExprKind::Seq(_)) {
+                    4
+                } else {
+                    5
+                });
+                h.write_usize(items.len());
+                for item in items {
+                    feed(item, h);
+                }
+            }
+            ExprKind::Repeat { item, min, max } => {
+                h.write_u8(6);
+                min.hash(h);
+                max.hash(h);
+                feed(item, h);
+            }
+        }
+    }
+    let mut hasher = FixedState::default().build_hasher();
+    feed(expr, &mut hasher);
+    hasher.finish()
 }
 
 /// The rule id standing for class or block `index` inside a signature.
@@ -202,7 +251,7 @@ fn match_existing(
     offset: usize,
     classes: &Classes,
 ) -> Option<Vec<usize>> {
-    let candidates = classes.by_shape.get(&shape(&block_signatures[0]))?;
+    let candidates = classes.by_shape.get(&shape_hash(&block_signatures[0]))?;
     'candidates: for &candidate in candidates {
         let mut pairing: Vec<Option<usize>> = vec![None; block_signatures.len()];
         pairing[0] = Some(candidate);
