@@ -31,15 +31,15 @@ pub fn flatten(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
 }
 
 /// The grammar under rewrite and the groups lifted so far.
-struct Lifter {
+struct Lifter<'g> {
     draft: Draft,
-    /// Each group lifted, as it was written, and its rule.
-    lifted: HashMap<Expr, RuleId>,
+    /// Each group lifted, as written in the input grammar, and its rule.
+    lifted: HashMap<&'g Expr, RuleId>,
 }
 
-impl Lifter {
+impl<'g> Lifter<'g> {
     /// A flat body with the language of `expr`, lifting groups into rules named after `owner`.
-    fn flatten_body(&mut self, owner: RuleId, expr: &Expr) -> Expr {
+    fn flatten_body(&mut self, owner: RuleId, expr: &'g Expr) -> Expr {
         match expr.kind() {
             ExprKind::Choice(alts) => {
                 let alts: Vec<Expr> = alts
@@ -53,7 +53,7 @@ impl Lifter {
     }
 
     /// A sequence of atoms with the language of `expr`.
-    fn flatten_sequence(&mut self, owner: RuleId, expr: &Expr) -> Expr {
+    fn flatten_sequence(&mut self, owner: RuleId, expr: &'g Expr) -> Expr {
         match expr.kind() {
             ExprKind::Seq(items) => {
                 let atoms: Vec<Expr> = items.iter().map(|i| self.flatten_atom(owner, i)).collect();
@@ -64,7 +64,7 @@ impl Lifter {
     }
 
     /// An atom (or `Empty`) with the language of `expr`.
-    fn flatten_atom(&mut self, owner: RuleId, expr: &Expr) -> Expr {
+    fn flatten_atom(&mut self, owner: RuleId, expr: &'g Expr) -> Expr {
         match expr.kind() {
             ExprKind::Empty | ExprKind::Bytes(_) | ExprKind::Class(_) | ExprKind::Ref(_) => {
                 expr.clone()
@@ -83,7 +83,7 @@ impl Lifter {
 
     /// A reference to a rule whose body is the flattened `expr`: the one lifted for an equal
     /// group before, or a fresh one.
-    fn lift(&mut self, owner: RuleId, expr: &Expr) -> Expr {
+    fn lift(&mut self, owner: RuleId, expr: &'g Expr) -> Expr {
         if let Some(&id) = self.lifted.get(expr) {
             return Expr::rule(id);
         }
@@ -92,7 +92,7 @@ impl Lifter {
         let id = self.draft.add_rule(&base, Expr::empty());
         let body = self.flatten_body(owner, expr);
         self.draft.bodies[id.index()] = Some(body);
-        self.lifted.insert(expr.clone(), id);
+        self.lifted.insert(expr, id);
         Expr::rule(id)
     }
 }
