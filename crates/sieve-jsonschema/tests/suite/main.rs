@@ -617,6 +617,20 @@ fn lenient_mode_warns_and_drops() {
     assert_eq!(compiled.warnings[0].pointer, "/properties/a/$ref");
     let r = Recognizer::new(&compiled.grammar).unwrap();
     assert!(r.accepts(br#"{"a":[1]}"#));
+    // Equal string and number schemas share one compiled rule, but a refusal is reported at
+    // every pointer: the shared rule is only reused once the keyword is dropped there too.
+    let unknown = json!({"type": "string", "format": "no-such-format", "maxLength": 3});
+    let schema = json!({"properties": {"a": unknown, "b": unknown, "c": {"type": "string", "maxLength": 3}}});
+    let compiled = compile(&schema, &options).unwrap();
+    let pointers: Vec<_> = compiled
+        .warnings
+        .iter()
+        .map(|w| w.pointer.as_str())
+        .collect();
+    assert_eq!(pointers, ["/properties/a/format", "/properties/b/format"]);
+    let r = Recognizer::new(&compiled.grammar).unwrap();
+    assert!(r.accepts(br#"{"a":"xyz","b":"","c":"q"}"#));
+    assert!(!r.accepts(br#"{"a":"wxyz"}"#));
 }
 
 #[test]
