@@ -170,7 +170,7 @@ pub const PASSES: &[Pass] = &[
     Pass {
         name: "inline-terminals",
         establishes: Stage::Final,
-        run: |g, _| passes::inline_terminals::inline_terminals(g),
+        run: passes::inline_terminals::inline_terminals,
     },
 ];
 

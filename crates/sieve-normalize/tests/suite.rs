@@ -71,6 +71,35 @@ other ::= "y" ("a" | "b")"#,
     }
 
     #[test]
+    fn inline_terminals_stays_within_half_the_size_limit() {
+        // `t` (16 nodes) is used 60 times: inlining it everywhere would add ~900 nodes, past
+        // half of a 1,000-node limit, so some references stay and normalisation succeeds.
+        let uses = vec!["t"; 60].join(" \",\" ");
+        let text = format!(
+            "root ::= {uses}\nt ::= [a-c] [d-f] [g-i] [j-l] [m-o] [p-r] [s-u] [v-x] \"!\" [0-1] [2-3] [4-5] [6-7] [8-9]"
+        );
+        let g = gbnf(&text);
+        let config = Config {
+            max_size: 1_000,
+            ..Config::default()
+        };
+        let normalized = normalize(&g, &config).expect("within the limits");
+        assert!(normalized.size() <= 500, "{} nodes", normalized.size());
+        assert!(normalized.lookup("t").is_some(), "the references stay");
+        // Without the limit everything is inlined.
+        let free = normalize(&g, &Config::default()).unwrap();
+        assert!(free.lookup("t").is_none());
+        // Same language.
+        let word = "adgjmpsv!02468";
+        let sentence = vec![word; 60].join(",");
+        for grammar in [&normalized, &free] {
+            let r = Recognizer::new(grammar).unwrap();
+            assert!(r.accepts(sentence.as_bytes()));
+            assert!(!r.accepts(sentence[1..].as_bytes()));
+        }
+    }
+
+    #[test]
     fn remove_useless_keeps_infinite_productive_rules() {
         let g = gbnf(
             r#"root ::= "ab" root | "ab" a | "ab" b | s

@@ -11,21 +11,27 @@
 //!
 //! Not inlined: the root, rules larger than [`MAX_INLINED_SIZE`] expression nodes (so the
 //! grammar grows by at most that much per reference), counted rules, and nothing is inlined
-//! *into* a counted rule (its body must stay `R{m,n}`). Rules no longer referenced are dropped.
+//! *into* a counted rule (its body must stay `R{m,n}`). Inlining only ever saves runtime work,
+//! so it has a budget: a rule whose inlined body would take the grammar past half of
+//! [`Config::max_size`](crate::Config) keeps its references (one rule is used by thousands
+//! in some schemas, and inlining it everywhere would fail the size limit instead of
+//! compiling). Rules no longer referenced are dropped.
 //! After it: the `Final` stage still holds — an inlined body is regular with loop repetitions
 //! only, and it is not nullable (only the root is), so the rule it lands in is not made
 //! nullable.
 
 use sieve_ir::{Expr, Grammar};
 
-use crate::{analysis, is_counted_rule, rebuild::Draft, NormalizeError};
+use crate::{analysis, is_counted_rule, rebuild::Draft, Config, NormalizeError};
 
 /// The largest terminal rule body, in expression nodes, that is inlined.
 pub const MAX_INLINED_SIZE: usize = 128;
 
 /// Runs the pass: one sweep over the rules, callees first, so a rule's callees are final
 /// (their own terminal callees inlined) before it is rewritten.
-pub fn inline_terminals(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
+pub fn inline_terminals(grammar: &Grammar, config: &Config) -> Result<Grammar, NormalizeError> {
+    let budget = config.max_size / 2;
+    let mut size = grammar.size();
     let mut draft = Draft::from_grammar(grammar);
     let root = draft.root.index();
     let mut inlinable = vec![false; draft.bodies.len()];
@@ -49,7 +55,11 @@ pub fn inline_terminals(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
                     .ok_or_else(|| {
                         NormalizeError::internal("inlining removed every alternative")
                     })?;
-                draft.bodies[id] = Some(inlined);
+                let grown = size - body.size() + inlined.size();
+                if grown <= budget.max(size) {
+                    size = grown;
+                    draft.bodies[id] = Some(inlined);
+                }
             }
             let body = draft.bodies[id].as_ref().expect("set above");
             inlinable[id] =
