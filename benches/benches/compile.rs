@@ -1,10 +1,10 @@
 //! Grammar compile time by stage: front-end, normalisation, automata, and all three.
 
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+
 /// The `sieve` binary's allocator, so figures here are the ones the command shows.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
 fn compile(c: &mut Criterion) {
     let options = sieve_gbnf::Options::default();

@@ -8,15 +8,15 @@
 //!   entry is computed on the way (what the first request of a new grammar pays), compile
 //!   included.
 
-/// The `sieve` binary's allocator, so figures here are the ones the command shows.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use sieve_matcher::{CompiledGrammar, Matcher, Options, Tokenizer};
 use sieve_vocab::{TokenTrie, Vocabulary};
+
+/// The `sieve` binary's allocator, so figures here are the ones the command shows.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The grammars measured, by path under `grammars/`.
 const GRAMMARS: &[&str] = &[

@@ -37,10 +37,6 @@
 //! stage. A schema taking more than [`SLOW`] in all is named as it happens and stays in the
 //! figures.
 
-/// The `sieve` binary's allocator, so figures here are the ones the command shows.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -51,6 +47,10 @@ use serde_json::{json, Value};
 use sieve_earley::EarleyGrammar;
 use sieve_matcher::{CompiledGrammar, Matcher, Tokenizer};
 use sieve_vocab::Vocabulary;
+
+/// The `sieve` binary's allocator, so figures here are the ones the command shows.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// A schema whose compile plus first mask takes longer than this is reported by name.
 const SLOW: Duration = Duration::from_secs(5);

@@ -29,9 +29,9 @@ impl Rule {
 /// the grammar's.
 ///
 /// Invariants (checked by [`crate::verify::verify`], which [`GrammarBuilder::build`] and
-/// deserialisation run, and [`Grammar::from_rewrite`] in debug builds): rule names are unique and non-empty, every reference names a rule of
-/// this grammar, the root is one of its rules, and every expression keeps the invariants listed
-/// in [`crate::expr`].
+/// deserialisation run, and [`Grammar::from_rewrite`] in debug builds): rule names are unique
+/// and non-empty, every reference names a rule of this grammar, the root is one of its rules,
+/// and every expression keeps the invariants listed in [`crate::expr`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(try_from = "RawGrammar")]
 pub struct Grammar {
@@ -171,10 +171,33 @@ pub struct GrammarBuilder {
     names: Vec<String>,
     bodies: Vec<Option<Expr>>,
     by_name: HashMap<String, RuleId>,
-    /// Per base name given to [`GrammarBuilder::fresh`], the smallest suffix that may be
-    /// free: all smaller ones are taken, and names are never given back. Keeps `fresh`
-    /// linear over many calls with one base.
+    fresh_names: FreshNames,
+}
+
+/// Fresh names derived from a base: `base` itself, else `base_1`, `base_2`, … — the first one
+/// not taken. A cursor per base remembers where the last search ended (every smaller suffix
+/// was taken, and names are never given back), so many calls with one base stay linear
+/// instead of rescanning from `base_1` each time.
+#[derive(Clone, Debug, Default)]
+pub struct FreshNames {
     next_suffix: HashMap<String, usize>,
+}
+
+impl FreshNames {
+    /// The first name derived from `base` for which `taken` is false.
+    pub fn next(&mut self, base: &str, taken: impl Fn(&str) -> bool) -> String {
+        if !taken(base) {
+            return base.to_owned();
+        }
+        let n = self.next_suffix.entry(base.to_owned()).or_insert(1);
+        loop {
+            let name = format!("{base}_{n}");
+            *n += 1;
+            if !taken(&name) {
+                return name;
+            }
+        }
+    }
 }
 
 impl GrammarBuilder {
@@ -197,17 +220,11 @@ impl GrammarBuilder {
 
     /// Declares a rule with a new name derived from `base` (`base`, or `base_1`, `base_2`, …).
     pub fn fresh(&mut self, base: &str) -> Result<RuleId, IrError> {
-        if !self.by_name.contains_key(base) {
-            return self.declare(base);
-        }
-        let n = self.next_suffix.entry(base.to_owned()).or_insert(1);
-        loop {
-            let name = format!("{base}_{n}");
-            *n += 1;
-            if !self.by_name.contains_key(&name) {
-                return self.declare(&name);
-            }
-        }
+        let by_name = &self.by_name;
+        let name = self
+            .fresh_names
+            .next(base, |name| by_name.contains_key(name));
+        self.declare(&name)
     }
 
     /// Sets (or replaces) the body of a declared rule.

@@ -40,5 +40,5 @@ pub use class::ByteClass;
 pub use display::write_bytes;
 pub use error::IrError;
 pub use expr::{Expr, ExprKind};
-pub use grammar::{Grammar, GrammarBuilder, Rule};
+pub use grammar::{FreshNames, Grammar, GrammarBuilder, Rule};
 pub use id::RuleId;

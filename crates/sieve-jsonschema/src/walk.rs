@@ -406,7 +406,8 @@ impl<'a> Compiler<'a> {
                 format!("more than {} grammar rules", self.limits().max_rules),
             ));
         }
-        // A counter keeps names unique without `fresh`'s search (quadratic in the rules).
+        // Names carry the rule count (`schema_12`), as dumps show them; `fresh` only settles a
+        // clash with a name made otherwise.
         let name = format!("{base}_{}", self.builder.len());
         let id = match self.builder.lookup(&name) {
             None => self.builder.declare(&name),

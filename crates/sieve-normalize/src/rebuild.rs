@@ -4,9 +4,9 @@
 //! ids; [`rebuild`] keeps only the rules reachable from the root, renumbers them in their old
 //! order, and maps every reference. Keeping the old relative order makes dumps stable.
 
-use foldhash::{HashMap, HashSet};
+use foldhash::HashSet;
 
-use sieve_ir::{Expr, Grammar, RuleId};
+use sieve_ir::{Expr, FreshNames, Grammar, RuleId};
 
 use crate::NormalizeError;
 
@@ -18,10 +18,7 @@ pub(crate) struct Draft {
     pub root: RuleId,
     /// Every name in `names`, for finding fresh ones quickly.
     taken: HashSet<String>,
-    /// Per base name, the smallest suffix `n` for which `{base}_{n}` might be free: every
-    /// smaller one is taken, and names are never given back. Without it a rule that lifts
-    /// thousands of groups (a large `enum`) would rescan its suffixes from 1 each time.
-    next_suffix: HashMap<String, usize>,
+    fresh_names: FreshNames,
 }
 
 impl Draft {
@@ -44,23 +41,14 @@ impl Draft {
                 .iter()
                 .map(|r| r.name().to_owned())
                 .collect(),
-            next_suffix: HashMap::default(),
+            fresh_names: FreshNames::default(),
         }
     }
 
     /// Appends a rule with a name derived from `base` that no other rule has.
     pub fn add_rule(&mut self, base: &str, body: Expr) -> RuleId {
-        let mut name = base.to_owned();
-        if self.taken.contains(&name) {
-            let n = self.next_suffix.entry(base.to_owned()).or_insert(1);
-            loop {
-                name = format!("{base}_{n}");
-                *n += 1;
-                if !self.taken.contains(&name) {
-                    break;
-                }
-            }
-        }
+        let taken = &self.taken;
+        let name = self.fresh_names.next(base, |name| taken.contains(name));
         self.taken.insert(name.clone());
         self.names.push(name);
         self.bodies.push(Some(body));

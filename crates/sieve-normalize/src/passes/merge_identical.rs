@@ -108,23 +108,21 @@ fn shape_hash(expr: &Expr) -> u64 {
                 h.write_u8(3);
                 class.hash(h);
             }
-            ExprKind::Seq(items) | ExprKind::Choice(items) => {
-                h.write_u8(if matches!(expr.kind(), ExprKind::Seq(_)) {
-                    4
-                } else {
-                    5
-                });
-                h.write_usize(items.len());
-                for item in items {
-                    feed(item, h);
-                }
-            }
+            ExprKind::Seq(items) => feed_all(4, items, h),
+            ExprKind::Choice(items) => feed_all(5, items, h),
             ExprKind::Repeat { item, min, max } => {
                 h.write_u8(6);
                 min.hash(h);
                 max.hash(h);
                 feed(item, h);
             }
+        }
+    }
+    fn feed_all(tag: u8, items: &[Expr], h: &mut impl Hasher) {
+        h.write_u8(tag);
+        h.write_usize(items.len());
+        for item in items {
+            feed(item, h);
         }
     }
     let mut hasher = FixedState::default().build_hasher();
