@@ -43,6 +43,15 @@
 //!   accepts.
 //! - Nothing recurses: closure is a worklist, Leo chains are resolved when a set is sealed.
 //! - Hitting a [`Config`] limit leaves the parser unchanged and returns a [`LimitError`].
+//!
+//! # Limits
+//!
+//! Each [`Parser::push_byte`] is bounded twice: by the distinct items of the new set
+//! ([`Config::max_items_per_set`], which bounds memory) and by the work of building it
+//! ([`Config::max_work_per_byte`], which bounds time: completion visits the waiters of the
+//! origin sets, so very ambiguous grammars do quadratic work per byte in sets of linear
+//! size). The whole history is bounded by [`Config::max_bytes_history`] and
+//! [`Config::max_total_items`].
 
 mod dedup;
 mod grammar;
@@ -64,6 +73,24 @@ pub struct Config {
     /// linearly with the input and the work per byte quadratically; this stops them. Default
     /// 65,536.
     pub max_items_per_set: usize,
+    /// The most units of work building one Earley set may take, i.e. the fuel of one
+    /// [`Parser::push_byte`] (the initial set is exempt: it depends only on the grammar). A
+    /// unit is one derived item offered to the set, new or a duplicate (so every waiter a
+    /// completion visits in its origin set counts), one waiter recorded, one look-up in an
+    /// origin set (a Leo entry or a waiter range) and one scan item of the previous set
+    /// examined. Every loop of set building runs over one of these, so the time to build a set
+    /// is proportional to its units (a few nanoseconds each). [`Stats::max_set_fuel`] reports
+    /// what a parser spent.
+    ///
+    /// [`Config::max_items_per_set`] alone does not bound the time per byte: completing a rule
+    /// visits the waiters of its origin set, so a set of `n` distinct items may cost `n²`
+    /// visits. In `S ::= S S | "a"` the set after `n` bytes holds O(n) items but costs about
+    /// `n²/2` units (and all `n` bytes about `n³/6`). The default stops that grammar at about
+    /// 720 bytes, at about 2 ms per byte, while unambiguous grammars spend a few units per
+    /// item: the shipped grammars stay below 100 units per byte and the valid instances of
+    /// JSONSchemaBench and SchemaStore below 1,300, a margin of 200. Default 262,144
+    /// (four units per item of a set at the default [`Config::max_items_per_set`]).
+    pub max_work_per_byte: usize,
     /// The most bytes a parser may hold (its history, i.e. [`Parser::len`]). Each byte costs a
     /// set record (about 64 bytes) plus its items. Default 1,048,576.
     pub max_bytes_history: usize,
@@ -79,6 +106,7 @@ impl Default for Config {
     fn default() -> Config {
         Config {
             max_items_per_set: 1 << 16,
+            max_work_per_byte: 1 << 18,
             max_bytes_history: 1 << 20,
             max_total_items: 1 << 24,
             leo: true,
@@ -90,6 +118,7 @@ impl Default for Config {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum LimitKind {
     ItemsPerSet,
+    WorkPerByte,
     BytesHistory,
     TotalItems,
 }
@@ -106,6 +135,13 @@ impl LimitError {
     pub(crate) fn items_per_set(limit: usize) -> LimitError {
         LimitError {
             kind: LimitKind::ItemsPerSet,
+            limit,
+        }
+    }
+
+    pub(crate) fn work_per_byte(limit: usize) -> LimitError {
+        LimitError {
+            kind: LimitKind::WorkPerByte,
             limit,
         }
     }
@@ -128,6 +164,7 @@ impl LimitError {
     pub fn limit_name(&self) -> &'static str {
         match self.kind {
             LimitKind::ItemsPerSet => "max_items_per_set",
+            LimitKind::WorkPerByte => "max_work_per_byte",
             LimitKind::BytesHistory => "max_bytes_history",
             LimitKind::TotalItems => "max_total_items",
         }
@@ -144,6 +181,9 @@ impl fmt::Display for LimitError {
         let what = match self.kind {
             LimitKind::ItemsPerSet => {
                 "an Earley set would hold more items than allowed (the grammar is probably very ambiguous)"
+            }
+            LimitKind::WorkPerByte => {
+                "building the Earley set for one byte would take more work than allowed (the grammar is probably very ambiguous)"
             }
             LimitKind::BytesHistory => "the input is longer than the parser may keep",
             LimitKind::TotalItems => "the parser's history would hold more items than allowed",

@@ -8,6 +8,9 @@
 //! - Every set below the one being built is sealed and never changes; building a set only
 //!   appends to the buffers, so failing (a rejected byte or a limit) truncates them back and
 //!   popping truncates them to the first removed set's offsets: exact restoration.
+//! - Building a set spends at most `Config::max_work_per_byte` units of work (see
+//!   [`Build::spend`] for what is counted) and stores at most `Config::max_items_per_set`
+//!   distinct items; the initial set is exempt (it depends only on the grammar).
 //! - Items whose state can only complete are never stored; completing a rule with origin `k`
 //!   inside set `k` (an ε-derivation) is a no-op because every waiter on a nullable rule is
 //!   advanced when it is created.
@@ -59,6 +62,8 @@ struct SetInfo {
     can_finish: bool,
     /// Items processed while building the set (stored or discarded).
     work: u32,
+    /// Work units spent building the set (what `Config::max_work_per_byte` bounds).
+    fuel: u32,
 }
 
 /// Reusable per-set working memory; its contents mean nothing between sets.
@@ -95,6 +100,12 @@ pub struct Stats {
     pub top_set_work: usize,
     /// The largest number of items processed for any set in the history.
     pub max_set_work: usize,
+    /// Work units spent building the current set, as counted against
+    /// [`crate::Config::max_work_per_byte`].
+    pub top_set_fuel: usize,
+    /// The most work units spent building any set in the history (the initial set included,
+    /// although the limit does not apply to it).
+    pub max_set_fuel: usize,
 }
 
 /// The recogniser state for one input: a stack of Earley sets, one per consumed byte plus the
@@ -120,10 +131,31 @@ struct Build<'a> {
     scratch: &'a mut Scratch,
     can_finish: bool,
     limit: usize,
+    /// Work units spent so far on this set.
+    fuel: usize,
+    /// The most work units this set may spend.
+    max_fuel: usize,
 }
 
 impl Build<'_> {
+    /// Charges `units` of work to the set being built; fails once the total passes the limit.
+    ///
+    /// One unit is charged for each derived item offered to the set (new or a duplicate: this
+    /// covers every waiter visited by a completion and every Leo top added), each waiter
+    /// recorded, each completion's look-up in its origin set (Leo entry or waiter range), each
+    /// Leo chain look-up when sealing, and each scan item of the previous set examined when
+    /// seeding. Every loop of set building is over one of these, so the time to build a set is
+    /// proportional to its units (plus the sort of its waiters).
+    fn spend(&mut self, units: usize) -> Result<(), LimitError> {
+        self.fuel += units;
+        if self.fuel > self.max_fuel {
+            return Err(LimitError::work_per_byte(self.max_fuel));
+        }
+        Ok(())
+    }
+
     fn add(&mut self, item: Item) -> Result<(), LimitError> {
+        self.spend(1)?;
         if self.scratch.dedup.insert(item) {
             if self.scratch.dedup.len() > self.limit {
                 return Err(LimitError::items_per_set(self.limit));
@@ -149,6 +181,7 @@ impl Build<'_> {
 
     /// An item waits on `rule`; `advanced` is what it becomes once `rule` completes.
     fn wait(&mut self, rule: u32, advanced: Item) -> Result<(), LimitError> {
+        self.spend(1)?;
         self.waiters.push(Waiter { rule, advanced });
         self.predict(rule)?;
         if self.g.nullable[rule as usize] {
@@ -166,6 +199,9 @@ impl Build<'_> {
             // An ε-derivation: `wait` already advanced every waiter on a nullable rule.
             return Ok(());
         }
+        // The look-up below (a Leo entry or the waiter range, both binary searches); each
+        // waiter visited is charged by `add`.
+        self.spend(1)?;
         let set = self.sets[origin as usize];
         if self.g.config.leo {
             if let Some(top) = find_leo(&self.leos[set.leos..set.leos_end], rule) {
@@ -229,7 +265,7 @@ impl Build<'_> {
     }
 
     /// Sorts and dedupes the new waiters, computes the Leo entries and the allowed bytes.
-    fn seal(&mut self, starts: (usize, usize, usize)) -> SetInfo {
+    fn seal(&mut self, starts: (usize, usize, usize)) -> Result<SetInfo, LimitError> {
         let (scans, waiters, leos) = starts;
         let new = &mut self.waiters[waiters..];
         new.sort_unstable();
@@ -251,6 +287,7 @@ impl Build<'_> {
                 }
                 let advanced = self.waiters[i].advanced;
                 if j == i + 1 && self.g.is_final_only(advanced.state, advanced.count) {
+                    self.spend(1)?;
                     let top = self.chain_top(advanced);
                     self.leos.push(Leo { rule, top });
                 }
@@ -262,7 +299,7 @@ impl Build<'_> {
             let class = self.g.states[item.state as usize].class;
             allowed = allowed.union(&self.g.classes[class as usize]);
         }
-        SetInfo {
+        Ok(SetInfo {
             scans,
             waiters,
             waiters_end: self.waiters.len(),
@@ -271,7 +308,8 @@ impl Build<'_> {
             allowed,
             can_finish: self.can_finish,
             work: u32::try_from(self.scratch.dedup.len()).unwrap_or(u32::MAX),
-        }
+            fuel: u32::try_from(self.fuel).unwrap_or(u32::MAX),
+        })
     }
 
     /// The topmost item of the deterministic chain that starts with the complete-only item
@@ -301,7 +339,8 @@ fn waiter_range(waiters: &[Waiter], rule: u32) -> (usize, usize) {
 impl Parser {
     /// A parser at the start of the input.
     ///
-    /// The initial set is built without the per-set limit (it depends only on the grammar).
+    /// The initial set is built without the per-set limits (`max_items_per_set`,
+    /// `max_work_per_byte`): it depends only on the grammar.
     pub fn new(grammar: Arc<EarleyGrammar>) -> Parser {
         let rules = grammar.start.len();
         let mut parser = Parser {
@@ -326,7 +365,7 @@ impl Parser {
         };
         parser.scratch.predicted[root as usize] = parser.scratch.stamp;
         let info = parser
-            .build(|b| b.add(seed), usize::MAX)
+            .build(|b| b.add(seed), usize::MAX, usize::MAX)
             .expect("no limit applies to the initial set");
         let mut info = info;
         info.can_finish |= parser.grammar.root_nullable();
@@ -334,12 +373,14 @@ impl Parser {
         parser
     }
 
-    /// Builds the set after the current top one; `seed` adds its first items. On error the
-    /// buffers are truncated back and nothing is pushed.
+    /// Builds the set after the current top one; `seed` adds its first items; `limit` and
+    /// `max_fuel` bound its distinct items and its work units. On error the buffers are
+    /// truncated back and nothing is pushed.
     fn build(
         &mut self,
         seed: impl FnOnce(&mut Build<'_>) -> Result<(), LimitError>,
         limit: usize,
+        max_fuel: usize,
     ) -> Result<SetInfo, LimitError> {
         let starts = (self.scans.len(), self.waiters.len(), self.leos.len());
         let mut b = Build {
@@ -352,9 +393,11 @@ impl Parser {
             scratch: &mut self.scratch,
             can_finish: false,
             limit,
+            fuel: 0,
+            max_fuel,
         };
         let result = seed(&mut b).and_then(|()| b.run());
-        let result = result.map(|()| b.seal(starts));
+        let result = result.and_then(|()| b.seal(starts));
         let total = self.scans.len() + self.waiters.len() + self.leos.len();
         let result = result.and_then(|info| {
             if total > self.grammar.config.max_total_items {
@@ -388,10 +431,12 @@ impl Parser {
             return Err(LimitError::bytes_history(config.max_bytes_history));
         }
         let limit = config.max_items_per_set;
+        let max_fuel = config.max_work_per_byte;
         self.scratch.begin();
         let info = self.build(
             |b| {
                 for i in top.scans..b.scans.len() {
+                    b.spend(1)?;
                     let item = b.scans[i];
                     let info = b.g.states[item.state as usize];
                     for edge in b.g.byte_edges(&info) {
@@ -407,6 +452,7 @@ impl Parser {
                 Ok(())
             },
             limit,
+            max_fuel,
         )?;
         self.sets.push(info);
         Ok(true)
@@ -459,13 +505,16 @@ impl Parser {
         &self.grammar
     }
 
-    /// Figures about the sets; [`Stats::max_set_work`] walks the history (O(len)).
+    /// Figures about the sets; [`Stats::max_set_work`] and [`Stats::max_set_fuel`] walk the
+    /// history (O(len)).
     pub fn stats(&self) -> Stats {
         Stats {
             bytes: self.len(),
             stored_items: self.scans.len() + self.waiters.len() + self.leos.len(),
             top_set_work: self.top().work as usize,
             max_set_work: self.sets.iter().map(|s| s.work as usize).max().unwrap_or(0),
+            top_set_fuel: self.top().fuel as usize,
+            max_set_fuel: self.sets.iter().map(|s| s.fuel as usize).max().unwrap_or(0),
         }
     }
 
