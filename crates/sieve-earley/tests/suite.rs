@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use sieve_earley::{Config, EarleyGrammar, Parser};
+use sieve_earley::{Config, EarleyGrammar, LimitError, Parser};
 use sieve_ir::reference::Recognizer;
 use sieve_ir::{ByteClass, Expr, Grammar, GrammarBuilder, RuleId};
 
@@ -590,6 +590,188 @@ fn ambiguous_grammar_hits_the_set_limit_and_stays_unchanged() {
     // Popping makes room again.
     p.pop_bytes(10);
     assert!(p.push_byte(b'a').unwrap());
+}
+
+/// Pushes `a`s until a limit stops the parser; checks that the error left it unchanged and
+/// that every set built so far stayed within the work limit. Returns the error and the parser.
+fn push_as_until_a_limit(engine: Arc<EarleyGrammar>, give_up: usize) -> (LimitError, Parser) {
+    let mut p = Parser::new(engine.clone());
+    let error = loop {
+        let before = (p.len(), p.stats(), p.allowed_bytes(), p.can_finish());
+        match p.push_byte(b'a') {
+            Ok(true) => assert!(p.can_finish()),
+            Ok(false) => panic!("`a`s are always accepted"),
+            Err(e) => {
+                let after = (p.len(), p.stats(), p.allowed_bytes(), p.can_finish());
+                assert_eq!(
+                    after, before,
+                    "a limit error must leave the parser unchanged"
+                );
+                break e;
+            }
+        }
+        assert!(p.len() < give_up, "no limit triggered in {give_up} bytes");
+    };
+    // The initial set is exempt; every pushed byte stayed within the fuel.
+    let fuel = engine.config().max_work_per_byte;
+    let mut q = Parser::new(engine);
+    for _ in 0..p.len() {
+        assert!(q.push_byte(b'a').unwrap());
+        assert!(q.stats().top_set_fuel <= fuel, "{:?}", q.stats());
+    }
+    assert_eq!(q.stats(), p.stats());
+    (error, p)
+}
+
+#[test]
+fn ambiguous_grammar_hits_the_work_limit_and_stays_unchanged() {
+    // Sets grow linearly but completion visits every waiter of every origin set: quadratic
+    // work per byte, which `max_items_per_set` alone does not catch.
+    let grammar = gbnf(r#"root ::= root root | "a""#);
+    let config = Config {
+        max_work_per_byte: 20_000,
+        ..Config::default()
+    };
+    let engine = compile_with(&grammar, &sieve_normalize::Config::default(), config).unwrap();
+    let (error, mut p) = push_as_until_a_limit(engine, 10_000);
+    assert_eq!(error.limit_name(), "max_work_per_byte");
+    assert_eq!(error.limit(), 20_000);
+    assert!(
+        error.to_string().contains("max_work_per_byte is 20000"),
+        "{error}"
+    );
+    // Sets stay far below the item limit: the work, not the size, stopped the parser.
+    assert!(p.stats().max_set_work < 2000, "{:?}", p.stats());
+    let n = p.len();
+    assert!((100..1000).contains(&n), "stopped after {n} bytes");
+    // The same byte fails the same way again; the parser is still usable.
+    assert_eq!(p.push_byte(b'a'), Err(error));
+    assert_eq!(p.len(), n);
+    assert!(!p.push_byte(b'b').unwrap(), "a rejected byte is no error");
+    assert!(p.allowed_bytes().contains(b'a') && p.can_finish());
+    // Popping makes room again.
+    p.pop_bytes(10);
+    assert!(p.push_byte(b'a').unwrap());
+    assert_eq!(p.len(), n - 9);
+}
+
+#[test]
+fn default_work_limit_stops_the_ambiguous_grammar_within_a_thousand_bytes() {
+    let grammar = gbnf(r#"root ::= root root | "a""#);
+    let engine = compile(&grammar);
+    let (error, p) = push_as_until_a_limit(engine, 2000);
+    assert_eq!(error.limit_name(), "max_work_per_byte");
+    assert_eq!(error.limit(), Config::default().max_work_per_byte);
+    assert!(p.len() < 1000, "stopped after {} bytes", p.len());
+}
+
+/// A long JSON text in the layout of llama.cpp's `json.gbnf`: nested objects and arrays,
+/// escapes, numbers, optional whitespace.
+fn long_json(rng: &mut Rng, target: usize) -> Vec<u8> {
+    fn value(rng: &mut Rng, out: &mut Vec<u8>, depth: usize) {
+        let ws = |rng: &mut Rng, out: &mut Vec<u8>| match rng.below(4) {
+            0 => out.push(b' '),
+            1 => out.extend_from_slice(b"\n    "),
+            _ => {}
+        };
+        let string = |rng: &mut Rng, out: &mut Vec<u8>| {
+            out.push(b'"');
+            for _ in 0..rng.below(12) {
+                match rng.below(10) {
+                    0 => out.extend_from_slice(b"\\n"),
+                    1 => out.extend_from_slice(b"\\u00e9"),
+                    2 => out.extend_from_slice("é".as_bytes()),
+                    _ => out.push(b'a' + rng.below(26) as u8),
+                }
+            }
+            out.push(b'"');
+        };
+        match if depth > 12 {
+            2 + rng.below(3)
+        } else {
+            rng.below(5)
+        } {
+            0 | 1 => {
+                let object = rng.below(2) == 0;
+                out.push(if object { b'{' } else { b'[' });
+                ws(rng, out);
+                for i in 0..rng.below(6) {
+                    if i > 0 {
+                        out.push(b',');
+                        ws(rng, out);
+                    }
+                    if object {
+                        string(rng, out);
+                        ws(rng, out);
+                        out.push(b':');
+                        ws(rng, out);
+                    }
+                    value(rng, out, depth + 1);
+                }
+                out.push(if object { b'}' } else { b']' });
+            }
+            2 => string(rng, out),
+            3 => {
+                let n = rng.next() % 1_000_000;
+                out.extend_from_slice(format!("-{n}.25e+7").as_bytes());
+            }
+            _ => out.extend_from_slice([&b"true"[..], b"false", b"null"][rng.below(3)]),
+        }
+        ws(rng, out);
+    }
+    let mut out = b"{\"items\": [".to_vec();
+    while out.len() < target {
+        if out.len() > 12 {
+            out.extend_from_slice(b", ");
+        }
+        value(rng, &mut out, 0);
+    }
+    out.extend_from_slice(b"]}");
+    out
+}
+
+#[test]
+fn normal_grammars_stay_far_below_the_work_limit() {
+    let limit = Config::default().max_work_per_byte;
+    // Every shipped grammar, on sampled sentences.
+    for (name, grammar) in shipped_grammars() {
+        let engine = compile(&grammar);
+        let oracle = Recognizer::new(&grammar).expect("small bounds");
+        let mut most = 0;
+        for seed in 0..40u64 {
+            let Some(sentence) = oracle.sample(seed, 8) else {
+                continue;
+            };
+            let mut p = Parser::new(engine.clone());
+            assert_eq!(feed(&mut p, &sentence), sentence.len(), "{name}");
+            most = most.max(p.stats().max_set_fuel);
+        }
+        assert!(most < limit / 1000, "{name}: {most} units for one byte");
+    }
+    // A long JSON text (nested, with escapes) through llama.cpp's JSON grammar.
+    let path = sieve_testkit::grammars_dir().join("llama.cpp/json.gbnf");
+    let engine = compile(&sieve_testkit::compile_file(&path));
+    let text = long_json(&mut Rng(42), 200_000);
+    let mut p = Parser::new(engine);
+    assert_eq!(feed(&mut p, &text), text.len());
+    assert!(p.can_finish());
+    let most = p.stats().max_set_fuel;
+    assert!(most < limit / 1000, "json.gbnf: {most} units for one byte");
+    // A long regex match.
+    let engine = compile(&regex(
+        r"([a-z]+|[0-9]+(\.[0-9]+)?)( ([a-z]+|[0-9]+(\.[0-9]+)?))*",
+    ));
+    let mut p = Parser::new(engine);
+    let mut rng = Rng(7);
+    let mut text = b"start".to_vec();
+    while text.len() < 100_000 {
+        text.push(b' ');
+        let word = if rng.below(2) == 0 { "word" } else { "3.14" };
+        text.extend_from_slice(word.as_bytes());
+    }
+    assert_eq!(feed(&mut p, &text), text.len());
+    assert!(p.can_finish());
+    assert!(p.stats().max_set_fuel < 64, "{:?}", p.stats());
 }
 
 #[test]
