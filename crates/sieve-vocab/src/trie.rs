@@ -21,6 +21,18 @@
 //!
 //! [`TokenTrie::walk`] visits the positions in order and lets the visitor skip every token that
 //! shares a rejected prefix; [`TokenTrie::skip_to`] is the same skip as a function.
+//!
+//! The same trie is also laid out as *nodes* ([`TokenTrie::nodes`]), one per distinct non-empty
+//! prefix of a text token, in depth-first pre-order (children by byte): a walker keeps one
+//! state per depth and spends one step per node, and skips a node's subtree by jumping to
+//! [`TrieNode::end`]. Invariants (property-tested):
+//! - node `n`'s prefix is its parent's prefix plus [`TrieNode::byte`]; its parent is the
+//!   nearest node before it of depth `depth - 1`;
+//! - the nodes of `n`'s subtree are exactly `n + 1 .. end`;
+//! - the trie positions whose bytes start with `n`'s prefix are exactly
+//!   `pos .. node_pos_end(n)`; those equal to the prefix come first
+//!   ([`TrieNode::token`] is the lowest id among them; [`TokenTrie::tokens_at_node`] lists
+//!   them all).
 
 use crate::{TokenId, Vocabulary};
 
@@ -37,10 +49,71 @@ pub enum Step {
     Stop,
 }
 
+/// One distinct token prefix (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrieNode {
+    /// The first trie position whose bytes start with this prefix.
+    pub pos: u32,
+    /// The node after this node's subtree.
+    pub end: u32,
+    /// The lowest id of a text token whose bytes are exactly this prefix, or
+    /// [`TrieNode::NO_TOKEN`]. Its position is `pos`.
+    pub token: u32,
+    /// The prefix's length.
+    pub depth: u32,
+    /// The last byte of the prefix.
+    pub byte: u8,
+    /// Whether more than one text token has exactly this prefix as its bytes (positions
+    /// `pos..`, see [`TokenTrie::tokens_at_node`]).
+    pub shared: bool,
+}
+
+impl TrieNode {
+    /// The [`TrieNode::token`] of a node that is only a prefix.
+    pub const NO_TOKEN: u32 = u32::MAX;
+
+    /// Whether some text token's bytes are exactly this prefix.
+    #[inline]
+    pub fn has_token(&self) -> bool {
+        self.token != TrieNode::NO_TOKEN
+    }
+}
+
+/// The tokens made only of bytes of one byte class, and where the others first leave it: what
+/// a walk from an automaton state that loops on the class needs (see
+/// [`TokenTrie::class_region`]).
+#[derive(Debug)]
+pub struct ClassRegion {
+    /// Bit `t % 32` of word `t / 32` is set iff every byte of text token `t` is in the class
+    /// (`ceil(n_vocab / 32)` words).
+    pub inside: Vec<u32>,
+    /// In pre-order, the nodes whose byte is not in the class while every byte of their
+    /// parent's prefix is: the subtrees a walk must still visit.
+    pub exits: Vec<u32>,
+}
+
+/// At most this many class regions are kept per trie (each about `n_vocab / 8` bytes plus its
+/// exits); past it [`TokenTrie::class_region`] answers `None`.
+pub const MAX_CLASS_REGIONS: usize = 64;
+
+/// The class regions computed so far; a clone of the trie starts without them.
+#[derive(Debug, Default)]
+struct RegionCache(std::sync::Mutex<Vec<([u64; 4], std::sync::Arc<ClassRegion>)>>);
+
+impl Clone for RegionCache {
+    fn clone(&self) -> RegionCache {
+        RegionCache::default()
+    }
+}
+
 /// The text tokens of a [`Vocabulary`] sorted by bytes, with common-prefix lengths and subtree
 /// ends (see the module docs for the invariants).
 #[derive(Clone, Debug)]
 pub struct TokenTrie {
+    regions: RegionCache,
+    nodes: Vec<TrieNode>,
+    max_len: usize,
+    n_vocab: usize,
     ids: Vec<TokenId>,
     lcp: Vec<u32>,
     subtree_end: Vec<u32>,
@@ -86,13 +159,114 @@ impl TokenTrie {
             }
             open.push(j as u32);
         }
+        let nodes = build_nodes(&ids, &offsets, &bytes, &lcp);
+        let max_len = offsets
+            .windows(2)
+            .map(|w| (w[1] - w[0]) as usize)
+            .max()
+            .unwrap_or(0);
         TokenTrie {
+            regions: RegionCache::default(),
+            nodes,
+            max_len,
+            n_vocab: vocab.n_vocab(),
             ids,
             lcp,
             subtree_end,
             bytes,
             offsets,
         }
+    }
+
+    /// The size of the vocabulary the trie was built from (ids are below it); a bitmask
+    /// over its ids has `n_vocab().div_ceil(32)` words.
+    #[inline]
+    pub fn n_vocab(&self) -> usize {
+        self.n_vocab
+    }
+
+    /// The [`ClassRegion`] of the byte class `class` (bit `b % 64` of word `b / 64` is set
+    /// iff byte `b` is in it), computed on first request (one walk over the nodes inside the
+    /// class) and kept with the trie, shared by every grammar and thread. `None` once
+    /// [`MAX_CLASS_REGIONS`] other classes are kept.
+    pub fn class_region(&self, class: &[u64; 4]) -> Option<std::sync::Arc<ClassRegion>> {
+        let mut regions = self
+            .regions
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, region)) = regions.iter().find(|(key, _)| key == class) {
+            return Some(region.clone());
+        }
+        if regions.len() >= MAX_CLASS_REGIONS {
+            return None;
+        }
+        let region = std::sync::Arc::new(self.compute_region(class));
+        regions.push((*class, region.clone()));
+        Some(region)
+    }
+
+    fn compute_region(&self, class: &[u64; 4]) -> ClassRegion {
+        let mut inside = vec![0u32; self.n_vocab.div_ceil(32)];
+        let mut exits = Vec::new();
+        let mut n = 0;
+        while n < self.nodes.len() {
+            let node = self.nodes[n];
+            if class[node.byte as usize / 64] & (1 << (node.byte % 64)) == 0 {
+                exits.push(n as u32);
+                n = node.end as usize;
+                continue;
+            }
+            for pos in self.tokens_at_node(n) {
+                let id = self.ids[pos].index();
+                inside[id / 32] |= 1 << (id % 32);
+            }
+            n += 1;
+        }
+        ClassRegion { inside, exits }
+    }
+
+    /// The length of the longest text token (the deepest node).
+    #[inline]
+    pub fn max_token_len(&self) -> usize {
+        self.max_len
+    }
+
+    /// The distinct token prefixes in depth-first pre-order (see the module docs).
+    #[inline]
+    pub fn nodes(&self) -> &[TrieNode] {
+        &self.nodes
+    }
+
+    /// The end of the trie positions under node `n`: `nodes[n].pos .. node_pos_end(n)` are
+    /// the positions whose bytes start with `n`'s prefix.
+    #[inline]
+    pub fn node_pos_end(&self, n: usize) -> usize {
+        match self.nodes.get(self.nodes[n].end as usize) {
+            Some(after) => after.pos as usize,
+            None => self.len(),
+        }
+    }
+
+    /// The positions of the tokens whose bytes are exactly node `n`'s prefix (empty unless
+    /// [`TrieNode::has_token`]).
+    #[inline]
+    pub fn tokens_at_node(&self, n: usize) -> std::ops::Range<usize> {
+        let node = self.nodes[n];
+        let start = node.pos as usize;
+        if !node.has_token() {
+            return start..start;
+        }
+        // A later position has the same bytes iff it shares all of them with its predecessor
+        // and has no more.
+        let mut end = start + 1;
+        while end < self.len()
+            && self.lcp[end] == node.depth
+            && self.offsets[end + 1] - self.offsets[end] == node.depth
+        {
+            end += 1;
+        }
+        start..end
     }
 
     /// The number of positions (text tokens).
@@ -202,6 +376,48 @@ impl TokenTrie {
         }
         lo
     }
+}
+
+/// The nodes of the sorted tokens (`offsets`/`bytes` per position, `lcp` to the previous
+/// one): position `i` opens one node per byte past `lcp(i)`, and a node ends where a later
+/// position shares less than its depth.
+fn build_nodes(ids: &[TokenId], offsets: &[u32], bytes: &[u8], lcp: &[u32]) -> Vec<TrieNode> {
+    let mut nodes: Vec<TrieNode> = Vec::new();
+    // open[d]: the node of depth d + 1 on the current path.
+    let mut open: Vec<u32> = Vec::new();
+    for (i, &shared) in lcp.iter().enumerate() {
+        let token = &bytes[offsets[i] as usize..offsets[i + 1] as usize];
+        let shared = shared as usize;
+        for closed in open.drain(shared.min(open.len())..) {
+            nodes[closed as usize].end = nodes.len() as u32;
+        }
+        if token.len() == shared {
+            // The same bytes as the previous token: no new node.
+            if let Some(&last) = open.last() {
+                nodes[last as usize].shared = true;
+            }
+            continue;
+        }
+        for depth in shared..token.len() {
+            open.push(nodes.len() as u32);
+            nodes.push(TrieNode {
+                pos: i as u32,
+                end: 0,
+                depth: (depth + 1) as u32,
+                byte: token[depth],
+                token: if depth + 1 == token.len() {
+                    ids[i].as_u32()
+                } else {
+                    TrieNode::NO_TOKEN
+                },
+                shared: false,
+            });
+        }
+    }
+    for closed in open {
+        nodes[closed as usize].end = nodes.len() as u32;
+    }
+    nodes
 }
 
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {

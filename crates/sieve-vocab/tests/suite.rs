@@ -433,6 +433,50 @@ mod trie {
                 assert_eq!(trie.skip_to(i + 1, k), want, "skip_to({}, {k})", i + 1);
             }
         }
+        check_nodes(trie);
+    }
+
+    /// The node layout against brute force: one node per distinct prefix, in pre-order, with
+    /// subtree ends, position ranges and the tokens equal to each prefix.
+    fn check_nodes(trie: &TokenTrie) {
+        let n = trie.len();
+        let mut prefixes: Vec<Vec<u8>> = (0..n)
+            .flat_map(|i| (1..=trie.bytes_at(i).len()).map(move |k| trie.bytes_at(i)[..k].to_vec()))
+            .collect();
+        prefixes.sort();
+        prefixes.dedup();
+        let nodes = trie.nodes();
+        assert_eq!(nodes.len(), prefixes.len());
+        for (k, prefix) in prefixes.iter().enumerate() {
+            let node = nodes[k];
+            assert_eq!(node.depth as usize, prefix.len(), "node {k}");
+            assert_eq!(node.byte, *prefix.last().unwrap(), "node {k}");
+            let end = (k + 1..prefixes.len())
+                .find(|&j| !prefixes[j].starts_with(prefix))
+                .unwrap_or(prefixes.len());
+            assert_eq!(node.end as usize, end, "node {k} end");
+            let under: Vec<usize> = (0..n)
+                .filter(|&i| trie.bytes_at(i).starts_with(prefix))
+                .collect();
+            assert_eq!(node.pos as usize, under[0], "node {k} pos");
+            assert_eq!(
+                trie.node_pos_end(k),
+                under.last().unwrap() + 1,
+                "node {k} pos end"
+            );
+            let equal: Vec<usize> = under
+                .iter()
+                .copied()
+                .filter(|&i| trie.bytes_at(i) == &prefix[..])
+                .collect();
+            assert_eq!(node.has_token(), !equal.is_empty(), "node {k}");
+            if let Some(&first) = equal.first() {
+                assert_eq!(node.token, trie.token(first).as_u32(), "node {k} token");
+            }
+            assert_eq!(node.shared, equal.len() > 1, "node {k} shared");
+            let listed: Vec<usize> = trie.tokens_at_node(k).collect();
+            assert_eq!(listed, equal, "node {k} tokens");
+        }
     }
 
     #[test]
