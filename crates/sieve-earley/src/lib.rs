@@ -53,6 +53,8 @@
 //! size). The whole history is bounded by [`Config::max_bytes_history`] and
 //! [`Config::max_total_items`].
 
+mod backend;
+mod classify;
 mod dedup;
 mod grammar;
 mod parser;

@@ -46,6 +46,13 @@ impl EarleyGrammar {
             && info.eps.0 == info.eps.1
     }
 
+    /// Whether `state` has byte edges only (it may accept): a walk from it only scans bytes
+    /// or completes its rule.
+    pub(crate) fn is_lexical(&self, state: u32) -> bool {
+        let info = &self.states[state as usize];
+        info.counted == NOT_COUNTED && info.rules.0 == info.rules.1 && info.eps.0 == info.eps.1
+    }
+
     /// Appends to `out` the target of every byte edge of `state` that contains `byte`.
     fn scan_targets(&self, state: u32, byte: u8, out: &mut Vec<Config>) {
         let info = &self.states[state as usize];
@@ -71,9 +78,16 @@ impl Parser {
 /// A walk position: a state and the walk-local stack of return states (an id into the
 /// walk's stack table; 0 is the empty stack).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-struct Config {
+pub(crate) struct Config {
     state: u32,
     stack: u32,
+}
+
+impl Config {
+    /// `state` with the empty stack.
+    pub(crate) fn bare(state: u32) -> Config {
+        Config { state, stack: 0 }
+    }
 }
 
 /// Where a walk stands after some bytes: the configurations still alive, and whether an
@@ -93,6 +107,32 @@ impl Frontier {
     /// Whether the walk could have left the starting rule (or gave up) before some byte.
     pub fn left(&self) -> bool {
         self.left
+    }
+
+    /// The live configurations, sorted and without repeats.
+    pub(crate) fn configs(&self) -> &[Config] {
+        &self.configs
+    }
+
+    /// The state of the only configuration, when there is one and its stack is empty.
+    pub(crate) fn single_state(&self) -> Option<u32> {
+        match self.configs[..] {
+            [Config { state, stack: 0 }] => Some(state),
+            _ => None,
+        }
+    }
+
+    /// Sets whether the walk has left before.
+    pub(crate) fn set_left(&mut self, left: bool) {
+        self.left = left;
+    }
+
+    /// A frontier of `configs` (sorted, without repeats) that has not left.
+    pub(crate) fn of(configs: Vec<Config>) -> Frontier {
+        Frontier {
+            configs,
+            left: false,
+        }
     }
 }
 

@@ -2,11 +2,14 @@
 
 use std::sync::Arc;
 
+use sieve_backend::Backend;
+
 use sieve_earley::EarleyGrammar;
 use sieve_ir::Grammar;
+use sieve_tokencache::{CacheStats, TokenCache};
 use sieve_vocab::{TokenId, TokenTrie, Vocabulary};
 
-use crate::token_cache::TokenCache;
+use crate::engine::Engine;
 
 /// Settings of every stage compiled into a [`CompiledGrammar`]; each stage documents its
 /// own defaults.
@@ -78,7 +81,7 @@ impl Tokenizer {
 /// [`crate::Matcher`] per request.
 #[derive(Debug)]
 pub struct CompiledGrammar {
-    earley: Arc<EarleyGrammar>,
+    engine: Arc<Engine>,
     tokenizer: Arc<Tokenizer>,
     cache: TokenCache,
 }
@@ -101,13 +104,10 @@ impl CompiledGrammar {
             root_nullable,
             options.earley.clone(),
         ));
-        let cache = TokenCache::new(
-            &earley,
-            tokenizer.vocab.n_vocab().div_ceil(32),
-            options.max_cache_bytes,
-        );
+        let engine = Arc::new(Engine::Earley(earley));
+        let cache = TokenCache::new(engine.key_count(), options.max_cache_bytes);
         Ok(CompiledGrammar {
-            earley,
+            engine,
             tokenizer,
             cache,
         })
@@ -123,14 +123,19 @@ impl CompiledGrammar {
         &self.tokenizer
     }
 
-    /// The recogniser tables.
-    pub fn earley(&self) -> &Arc<EarleyGrammar> {
-        &self.earley
+    /// The backend's tables.
+    pub(crate) fn engine(&self) -> &Arc<Engine> {
+        &self.engine
     }
 
     /// The per-state token classification, filled lazily by the matchers.
     pub(crate) fn cache(&self) -> &TokenCache {
         &self.cache
+    }
+
+    /// Figures about the token-mask cache (entries classified so far, their bytes).
+    pub fn cache_stats(&self) -> CacheStats {
+        self.cache.stats()
     }
 
     /// The vocabulary's text tokens sorted by bytes.

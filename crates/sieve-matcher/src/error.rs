@@ -57,7 +57,7 @@ pub enum MatcherError {
     },
     /// The recogniser hit one of its configured limits.
     #[error("{0}")]
-    Limit(#[from] sieve_earley::LimitError),
+    Limit(#[from] sieve_backend::LimitError),
 }
 
 pub(crate) fn escape(bytes: &[u8]) -> String {

@@ -30,12 +30,13 @@
 //!   exactly as it was.
 
 mod compiled;
+mod engine;
 mod error;
-mod mask;
 mod matcher;
-mod token_cache;
 
 pub use compiled::{CompileError, CompiledGrammar, Options, Tokenizer};
 pub use error::MatcherError;
 pub use matcher::Matcher;
+pub use sieve_backend::LimitError;
+pub use sieve_tokencache::CacheStats;
 pub use sieve_vocab::TokenId;

@@ -2,11 +2,12 @@
 
 use std::sync::Arc;
 
-use sieve_earley::Parser;
+use sieve_backend::Recognizer;
 use sieve_vocab::TokenId;
 
+use crate::engine::EngineRecognizer;
 use crate::error::escape;
-use crate::{mask, CompiledGrammar, MatcherError};
+use crate::{CompiledGrammar, MatcherError};
 
 /// One accepted step, kept so [`Matcher::rollback`] can undo it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,7 +26,7 @@ struct Step {
 #[derive(Clone, Debug)]
 pub struct Matcher {
     compiled: Arc<CompiledGrammar>,
-    parser: Parser,
+    parser: EngineRecognizer,
     steps: Vec<Step>,
     terminated: bool,
 }
@@ -33,7 +34,7 @@ pub struct Matcher {
 impl Matcher {
     /// A matcher at the start of the output.
     pub fn new(compiled: Arc<CompiledGrammar>) -> Matcher {
-        let parser = Parser::new(compiled.earley().clone());
+        let parser = compiled.engine().start();
         Matcher {
             compiled,
             parser,
@@ -63,11 +64,10 @@ impl Matcher {
             return Ok(());
         }
         let compiled = self.compiled.clone();
-        let filled = mask::fill_text_tokens(
+        let filled = compiled.cache().fill_text_tokens(
+            &**compiled.engine(),
             &mut self.parser,
-            compiled.earley(),
             compiled.trie(),
-            compiled.cache(),
             bitmask,
         );
         if let Err(limit) = filled {

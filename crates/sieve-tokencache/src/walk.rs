@@ -1,48 +1,22 @@
-//! The mask walk: the token-mask cache decides most tokens per automaton state; the rest are
-//! fed to the recogniser, sharing work across common prefixes.
+//! The mask walk over uncertain tokens: fed to the recogniser in byte order, sharing work
+//! across common prefixes.
 //!
-//! 1. For each distinct state of the top set's scan items, the cache's `accepted` tokens are
-//!    set and its `uncertain` trie ranges are collected ([`crate::token_cache`]).
-//! 2. The uncertain tokens not already set are visited in byte order (the [`TokenTrie`]). The
-//!    recogniser holds the bytes of the current token's prefix as a stack: moving to the next
-//!    token pops down to the common prefix with the previous one and pushes the rest. When a
-//!    byte is rejected at depth `k`, every following token sharing those `k + 1` bytes is
-//!    skipped at once.
+//! The recogniser holds the bytes of the current token's prefix as a stack: moving to the
+//! next token pops down to the common prefix with the previous one and pushes the rest. When a
+//! byte is rejected at depth `k`, every following token sharing those `k + 1` bytes is skipped
+//! at once. Tokens whose bits are already set (accepted by some key) are not fed.
 //!
-//! Each token of step 2 is decided by exactly the bytes a fresh recogniser would see, and the
-//! cache's invariants make step 1 agree with it, so the result equals feeding every token to a
-//! clone of the recogniser (the brute-force oracle in the tests).
+//! Each token is decided by exactly the bytes a fresh recogniser would see, so together with
+//! the cache's accepted sets the result equals feeding every token to a clone of the
+//! recogniser (the brute-force oracle of the tests).
 
 use std::ops::Range;
 
-use sieve_earley::{EarleyGrammar, LimitError, Parser};
+use sieve_backend::{LimitError, Recognizer};
 use sieve_vocab::TokenTrie;
 
-use crate::token_cache::TokenCache;
-
-/// Sets the bit of every text token of `trie` that `parser` accepts in full. Leaves `parser`
-/// as it found it, also on error.
-pub(crate) fn fill_text_tokens(
-    parser: &mut Parser,
-    grammar: &EarleyGrammar,
-    trie: &TokenTrie,
-    cache: &TokenCache,
-    mask: &mut [u32],
-) -> Result<(), LimitError> {
-    let mut states: Vec<u32> = parser.scan_states().collect();
-    states.sort_unstable();
-    states.dedup();
-    let mut uncertain: Vec<Range<u32>> = Vec::new();
-    for state in states {
-        let entry = cache.get(grammar, trie, state);
-        entry.or_accepted_into(mask);
-        uncertain.extend_from_slice(entry.uncertain());
-    }
-    walk(parser, trie, &merge(uncertain), mask)
-}
-
 /// Sorted, disjoint ranges covering the same positions.
-fn merge(mut ranges: Vec<Range<u32>>) -> Vec<Range<u32>> {
+pub(crate) fn merge(mut ranges: Vec<Range<u32>>) -> Vec<Range<u32>> {
     ranges.sort_unstable_by_key(|r| r.start);
     let mut merged: Vec<Range<u32>> = Vec::with_capacity(ranges.len());
     for range in ranges {
@@ -59,15 +33,16 @@ fn is_set(mask: &[u32], id: usize) -> bool {
 }
 
 /// Feeds the tokens at the positions of `ranges` (sorted, disjoint) whose bits are not yet set
-/// to `parser`, setting the bits of those it accepts.
-fn walk(
-    parser: &mut Parser,
+/// to `recognizer`, setting the bits of those it accepts. Leaves `recognizer` as it found it.
+pub(crate) fn walk<R: Recognizer>(
+    recognizer: &mut R,
     trie: &TokenTrie,
     ranges: &[Range<u32>],
     mask: &mut [u32],
 ) -> Result<(), LimitError> {
-    let base = parser.len();
-    // The bytes on the parser's stack are the first `depth` bytes of the token at `previous`.
+    let base = recognizer.len();
+    // The bytes on the recogniser's stack are the first `depth` bytes of the token at
+    // `previous`.
     let mut depth = 0usize;
     let mut previous: Option<usize> = None;
     // Positions before this share a prefix the recogniser rejected.
@@ -87,19 +62,19 @@ fn walk(
                 None => 0,
             };
             let keep = depth.min(common);
-            parser.pop_bytes(depth - keep);
+            recognizer.pop_bytes(depth - keep);
             depth = keep;
             previous = Some(i);
             let mut rejected = false;
             while depth < bytes.len() {
-                match parser.push_byte(bytes[depth]) {
+                match recognizer.push_byte(bytes[depth]) {
                     Ok(true) => depth += 1,
                     Ok(false) => {
                         rejected = true;
                         break;
                     }
                     Err(limit) => {
-                        parser.pop_bytes(depth);
+                        recognizer.pop_bytes(depth);
                         return Err(limit);
                     }
                 }
@@ -114,8 +89,8 @@ fn walk(
             }
         }
     }
-    parser.pop_bytes(depth);
-    debug_assert_eq!(parser.len(), base);
+    recognizer.pop_bytes(depth);
+    debug_assert_eq!(recognizer.len(), base);
     Ok(())
 }
 

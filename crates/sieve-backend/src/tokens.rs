@@ -1,0 +1,118 @@
+//! Token sets and per-key classifications, each set stored in its cheaper form.
+//!
+//! # Invariants
+//!
+//! - A [`TokenSet::Ids`] list is sorted and without repeats; a [`TokenSet::Bits`] mask has
+//!   exactly `ceil(n_vocab / 32)` words.
+//! - A [`Classification`]'s uncertain ranges are sorted, disjoint and non-touching ranges of
+//!   trie positions, and no token in them is in its accepted set.
+
+use std::ops::Range;
+
+/// Tokens, as a bitmask over ids when many, else as a sorted id list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TokenSet {
+    /// Bit `t % 32` of word `t / 32` is set iff token `t` is in the set.
+    Bits(Vec<u32>),
+    /// The ids, ascending.
+    Ids(Vec<u32>),
+}
+
+impl TokenSet {
+    /// The cheaper form of the set whose bitmask (of `words` words) is `bits`: a list costs
+    /// a word per token, a bitmask a word per 32 ids.
+    pub fn from_bits(bits: Vec<u32>) -> TokenSet {
+        let count: usize = bits.iter().map(|w| w.count_ones() as usize).sum();
+        if count >= bits.len() {
+            return TokenSet::Bits(bits);
+        }
+        let mut ids = Vec::with_capacity(count);
+        for (w, &word) in bits.iter().enumerate() {
+            let mut rest = word;
+            while rest != 0 {
+                ids.push(w as u32 * 32 + rest.trailing_zeros());
+                rest &= rest - 1;
+            }
+        }
+        TokenSet::Ids(ids)
+    }
+
+    /// The number of tokens.
+    pub fn len(&self) -> usize {
+        match self {
+            TokenSet::Bits(bits) => bits.iter().map(|w| w.count_ones() as usize).sum(),
+            TokenSet::Ids(ids) => ids.len(),
+        }
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            TokenSet::Bits(bits) => bits.iter().all(|&w| w == 0),
+            TokenSet::Ids(ids) => ids.is_empty(),
+        }
+    }
+
+    /// Whether token `id` is in the set.
+    pub fn contains(&self, id: u32) -> bool {
+        match self {
+            TokenSet::Bits(bits) => bits
+                .get(id as usize / 32)
+                .is_some_and(|w| w & (1 << (id % 32)) != 0),
+            TokenSet::Ids(ids) => ids.binary_search(&id).is_ok(),
+        }
+    }
+
+    /// Heap bytes used.
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            TokenSet::Bits(words) | TokenSet::Ids(words) => words.len() * 4,
+        }
+    }
+
+    /// Sets the bits of the set's tokens in `mask`.
+    pub fn or_into(&self, mask: &mut [u32]) {
+        match self {
+            TokenSet::Bits(bits) => {
+                for (m, b) in mask.iter_mut().zip(bits) {
+                    *m |= b;
+                }
+            }
+            TokenSet::Ids(ids) => {
+                for &id in ids {
+                    mask[id as usize / 32] |= 1 << (id % 32);
+                }
+            }
+        }
+    }
+}
+
+/// What one key decides about the text tokens of a trie.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Classification {
+    /// Tokens accepted whenever the key is among the recogniser's keys.
+    pub accepted: TokenSet,
+    /// Trie positions of the tokens that depend on the rest of the recogniser's state.
+    pub uncertain: Vec<Range<u32>>,
+}
+
+impl Classification {
+    /// Heap bytes used.
+    pub fn heap_bytes(&self) -> usize {
+        self.accepted.heap_bytes() + self.uncertain.len() * std::mem::size_of::<Range<u32>>()
+    }
+
+    /// The number of uncertain tokens.
+    pub fn uncertain_count(&self) -> usize {
+        self.uncertain.iter().map(|r| r.len()).sum()
+    }
+}
+
+/// Appends `range` to sorted, disjoint `ranges`, merging it with the last range when they
+/// touch.
+pub fn push_range(ranges: &mut Vec<Range<u32>>, range: Range<u32>) {
+    match ranges.last_mut() {
+        Some(last) if last.end == range.start => last.end = range.end,
+        _ => ranges.push(range),
+    }
+}

@@ -1,0 +1,488 @@
+//! Classifying every text token of a trie from one scan state (what the token-mask cache
+//! stores per state): the [`StaticWalk`] determinised lazily over the trie.
+//!
+//! A [`StaticWalk`] frontier is a set of configurations (state, walk-local stack) plus a
+//! `left` flag saying an upward exit was possible before some byte. The configurations after
+//! a byte depend only on the configurations before it and the byte, and `left` only grows, so
+//! the walk is a deterministic automaton over *configuration sets*: each distinct set is a row
+//! of a transition table, built on first use, and an entry holds the next row plus whether
+//! this byte's step set `left`. Walking the trie then costs one table look-up per node, with
+//! `left` carried along the path as one bit. A token that ends alive is accepted; a prefix on
+//! which the walk dies rejects its whole subtree, or makes it uncertain when `left` was set on
+//! the way — exactly what walking each token with [`StaticWalk`] alone decides (a unit test
+//! checks it on every state of every shipped grammar).
+//!
+//! The starting row is the only one stepped as a token's first byte (only the starting
+//! state's byte edges apply there: the Earley set already closed over the rest), so it is
+//! kept apart from the row of the same configurations deeper down.
+//!
+//! # Cost
+//!
+//! The walk visits the trie's nodes ([`TokenTrie::nodes`]: one per distinct token prefix,
+//! 421,660 for o200k_base, in pre-order) keeping one entry per depth; a rejected prefix skips
+//! its subtree at once. Each distinct (row, byte) pair costs one [`StaticWalk::step_into`].
+//! Rows are capped at [`MAX_ROWS`]; past it, the walk continues below that point with
+//! frontiers computed per node, as [`StaticWalk`] alone would.
+
+use std::collections::HashMap;
+
+use sieve_backend::{push_range, Classification, TokenSet};
+use sieve_vocab::TokenTrie;
+
+use crate::grammar::EarleyGrammar;
+use crate::within::{Config, Frontier, StaticWalk};
+
+/// The most rows one classification builds (256 entries of 4 bytes each).
+const MAX_ROWS: usize = 4096;
+
+/// Set on every entry that is not a transition to a row.
+const SPECIAL: u32 = 1 << 31;
+/// This byte's step made an upward exit possible (or the walk gave up), on transitions and
+/// on [`DEAD`] alike.
+const LEFT: u32 = 1 << 30;
+/// The row index of a transition.
+const ROW: u32 = LEFT - 1;
+/// The walk dies on this byte (`| LEFT` when an exit was possible before it).
+const DEAD: u32 = SPECIAL;
+/// Not computed yet.
+const UNKNOWN: u32 = SPECIAL | (1 << 29);
+/// The target is a frontier past [`MAX_ROWS`]: continue with per-node frontiers.
+const OVERFLOW: u32 = SPECIAL | (1 << 28);
+
+/// The lazily determinised walk.
+struct Dfa<'g> {
+    g: &'g EarleyGrammar,
+    walk: StaticWalk<'g>,
+    /// `table[row * 256 + byte]`: a row index (`| LEFT`), `DEAD` (`| LEFT`), `UNKNOWN` or
+    /// `OVERFLOW`.
+    table: Vec<u32>,
+    frontier_of_row: Vec<Frontier>,
+    row_of_configs: HashMap<Vec<Config>, u32>,
+    /// The starting row, stepped as a token's first byte.
+    start: u32,
+    max_rows: usize,
+    scratch: Frontier,
+}
+
+impl<'g> Dfa<'g> {
+    fn new(g: &'g EarleyGrammar, state: u32, max_rows: usize) -> Dfa<'g> {
+        let walk = StaticWalk::new(g);
+        let start = walk.start(state);
+        let mut dfa = Dfa {
+            g,
+            walk,
+            table: Vec::new(),
+            frontier_of_row: Vec::new(),
+            row_of_configs: HashMap::new(),
+            start: 0,
+            max_rows,
+            scratch: Frontier::default(),
+        };
+        dfa.start = dfa.add_row(start);
+        dfa
+    }
+
+    fn add_row(&mut self, frontier: Frontier) -> u32 {
+        let row = self.frontier_of_row.len() as u32;
+        self.frontier_of_row.push(frontier);
+        self.table.resize(self.table.len() + 256, UNKNOWN);
+        row
+    }
+
+    /// The row of `configs` below the first byte, if there is room for it.
+    fn row(&mut self, configs: &[Config]) -> Option<u32> {
+        if let Some(&row) = self.row_of_configs.get(configs) {
+            return Some(row);
+        }
+        if self.frontier_of_row.len() >= self.max_rows {
+            return None;
+        }
+        let row = self.add_row(Frontier::of(configs.to_vec()));
+        self.row_of_configs.insert(configs.to_vec(), row);
+        Some(row)
+    }
+
+    /// The entry of `row` for `byte`, computed on first use.
+    fn step(&mut self, row: u32, byte: u8) -> u32 {
+        let at = row as usize * 256 + byte as usize;
+        if self.table[at] == UNKNOWN {
+            self.fill_lexical_row(row);
+        }
+        if self.table[at] != UNKNOWN {
+            return self.table[at];
+        }
+        let first = row == self.start;
+        self.walk.step_into(
+            &self.frontier_of_row[row as usize],
+            byte,
+            first,
+            &mut self.scratch,
+        );
+        let left = if self.scratch.left() { LEFT } else { 0 };
+        let entry = if self.scratch.is_dead() {
+            DEAD | left
+        } else {
+            let configs = std::mem::take(&mut self.scratch);
+            let entry = match self.row(configs.configs()) {
+                Some(next) => next | left,
+                None => OVERFLOW,
+            };
+            self.scratch = configs;
+            entry
+        };
+        self.table[at] = entry;
+        entry
+    }
+}
+
+impl Dfa<'_> {
+    /// Fills the whole of `row` at once when its frontier is one state with the empty stack
+    /// whose byte edges are all that a step uses (the starting row, or a state with byte
+    /// edges only) and do not overlap: [`StaticWalk::step_into`] then yields that edge's
+    /// target alone, and `left` iff the state accepts, the byte may follow its rule, and it is
+    /// not a token's first byte. Leaves the row alone otherwise.
+    fn fill_lexical_row(&mut self, row: u32) {
+        let g = self.g;
+        let Some(state) = self.frontier_of_row[row as usize].single_state() else {
+            return;
+        };
+        let info = g.states[state as usize];
+        let first = row == self.start;
+        if !first && !g.is_lexical(state) {
+            return;
+        }
+        let mut entries = [DEAD; 256];
+        for edge in g.byte_edges(&info) {
+            if entries[edge.lo as usize..=edge.hi as usize]
+                .iter()
+                .any(|&e| e != DEAD)
+            {
+                return;
+            }
+            let target = match self.row(&[Config::bare(edge.target)]) {
+                Some(next) => next,
+                None => OVERFLOW,
+            };
+            entries[edge.lo as usize..=edge.hi as usize].fill(target);
+        }
+        if !first && info.accepting {
+            for byte in g.follow[info.rule as usize].iter() {
+                if entries[byte as usize] != OVERFLOW {
+                    entries[byte as usize] |= LEFT;
+                }
+            }
+        }
+        let base = row as usize * 256;
+        self.table[base..base + 256].copy_from_slice(&entries);
+    }
+}
+
+/// Sorts every text token of `trie` from a scan item in `state` (see the module docs; the
+/// promises are `sieve_backend`'s).
+pub(crate) fn classify(g: &EarleyGrammar, trie: &TokenTrie, state: u32) -> Classification {
+    classify_with_max_rows(g, trie, state, MAX_ROWS)
+}
+
+fn classify_with_max_rows(
+    g: &EarleyGrammar,
+    trie: &TokenTrie,
+    state: u32,
+    max_rows: usize,
+) -> Classification {
+    let mut dfa = Dfa::new(g, state, max_rows);
+    let mut walker = Walker {
+        trie,
+        frontiers: vec![Frontier::default(); trie.max_token_len() + 1],
+        // One spare word past the vocabulary: nodes without a token set a bit there, so the
+        // hot loop sets a bit at every live node without a branch.
+        accepted: vec![0u32; trie.n_vocab().div_ceil(32) + 1],
+        uncertain: Vec::new(),
+        fast: vec![0u32; trie.max_token_len() + 1],
+    };
+    walker.fast[0] = dfa.start;
+    let region = dfa
+        .loop_class()
+        .and_then(|(row, class)| Some((row, trie.class_region(&class)?)));
+    match region {
+        Some((row, region)) => {
+            // Every token inside the class loops on `row` and is accepted; only the subtrees
+            // where a token first leaves the class are walked, from `row` (or the start).
+            for (word, inside) in walker.accepted.iter_mut().zip(&region.inside) {
+                *word |= inside;
+            }
+            for &exit in &region.exits {
+                let node = trie.nodes()[exit as usize];
+                let depth = node.depth as usize;
+                walker.fast[depth - 1] = if depth == 1 { dfa.start } else { row };
+                walker.walk_nodes(&mut dfa, exit as usize, node.end as usize);
+            }
+        }
+        None => walker.walk_nodes(&mut dfa, 0, trie.nodes().len()),
+    }
+    let mut accepted = walker.accepted;
+    accepted.pop();
+    Classification {
+        accepted: TokenSet::from_bits(accepted),
+        uncertain: walker.uncertain,
+    }
+}
+
+/// A loop class is used when it has at least this many bytes: smaller ones leave most first
+/// bytes dead, which the plain walk skips at once.
+const MIN_LOOP_CLASS: u32 = 32;
+
+impl Dfa<'_> {
+    /// When the starting state loops on a large byte class — the bytes that lead from the
+    /// start to the row of the same state and from there back to it, with no exit possible —
+    /// that row and the class.
+    fn loop_class(&mut self) -> Option<(u32, [u64; 4])> {
+        let state = self.frontier_of_row[self.start as usize].single_state()?;
+        if !self.g.is_lexical(state) {
+            return None;
+        }
+        let row = self.row(&[Config::bare(state)])?;
+        self.fill_lexical_row(self.start);
+        self.fill_lexical_row(row);
+        let (start, again) = (self.start as usize * 256, row as usize * 256);
+        let mut class = [0u64; 4];
+        let mut size = 0;
+        for byte in 0..256 {
+            if self.table[start + byte] == row && self.table[again + byte] == row {
+                class[byte / 64] |= 1 << (byte % 64);
+                size += 1;
+            }
+        }
+        (size >= MIN_LOOP_CLASS).then_some((row, class))
+    }
+}
+
+/// The output of one classification, and the frontiers of the per-node fallback.
+struct Walker<'a> {
+    trie: &'a TokenTrie,
+    /// frontiers[d]: the frontier after the first d bytes, inside a fallback subtree.
+    frontiers: Vec<Frontier>,
+    accepted: Vec<u32>,
+    uncertain: Vec<std::ops::Range<u32>>,
+    /// fast[d]: the row (and `LEFT` bit) after the first d bytes of the current node's
+    /// prefix.
+    fast: Vec<u32>,
+}
+
+impl Walker<'_> {
+    /// Walks the nodes `from..to` (a node and its subtree, or the whole trie), with
+    /// `fast[depth - 1]` set for the first of them.
+    fn walk_nodes(&mut self, dfa: &mut Dfa<'_>, from: usize, to: usize) {
+        let nodes = self.trie.nodes();
+        let spare_bit = self.accepted.len() * 32 - 1;
+        let mut n = from;
+        while n < to {
+            let node = nodes[n];
+            let depth = node.depth as usize;
+            let before = self.fast[depth - 1];
+            let row = before & ROW;
+            let mut entry = dfa.table[row as usize * 256 + node.byte as usize];
+            if entry & SPECIAL == 0 {
+                self.fast[depth] = entry | (before & LEFT);
+                if node.shared {
+                    self.accept(n);
+                } else {
+                    let id = (node.token as usize).min(spare_bit);
+                    self.accepted[id / 32] |= 1 << (id % 32);
+                }
+                n += 1;
+                continue;
+            }
+            if entry == UNKNOWN {
+                entry = dfa.step(row, node.byte);
+            }
+            if entry & SPECIAL == 0 {
+                self.fast[depth] = entry | (before & LEFT);
+                if node.has_token() {
+                    self.accept(n);
+                }
+                n += 1;
+            } else if entry == OVERFLOW {
+                let mut start = dfa.frontier_of_row[row as usize].clone();
+                start.set_left(before & LEFT != 0);
+                n = self.general_subtree(&mut dfa.walk, n, &start, row == dfa.start);
+            } else {
+                if (before | entry) & LEFT != 0 {
+                    self.uncertain_subtree(n);
+                }
+                n = node.end as usize;
+            }
+        }
+    }
+
+    /// Sets the bits of the tokens whose bytes are node `n`'s prefix.
+    fn accept(&mut self, n: usize) {
+        for pos in self.trie.tokens_at_node(n) {
+            let id = self.trie.token(pos).index();
+            self.accepted[id / 32] |= 1 << (id % 32);
+        }
+    }
+
+    /// Records the positions under node `n` as uncertain.
+    fn uncertain_subtree(&mut self, n: usize) {
+        let start = self.trie.nodes()[n].pos;
+        let end = self.trie.node_pos_end(n) as u32;
+        push_range(&mut self.uncertain, start..end);
+    }
+
+    /// Walks node `n` and its subtree with a frontier per node, `from` being the frontier
+    /// before node `n`'s byte (`first`: that byte is a token's first). Returns the node after
+    /// the subtree.
+    fn general_subtree(
+        &mut self,
+        walk: &mut StaticWalk<'_>,
+        n: usize,
+        from: &Frontier,
+        first: bool,
+    ) -> usize {
+        let nodes = self.trie.nodes();
+        let node = nodes[n];
+        let end = node.end as usize;
+        walk.step_into(
+            from,
+            node.byte,
+            first,
+            &mut self.frontiers[node.depth as usize],
+        );
+        if !self.alive_or_skipped(n) {
+            return end;
+        }
+        let mut m = n + 1;
+        while m < end {
+            let inner = nodes[m];
+            let d = inner.depth as usize;
+            let (done, rest) = self.frontiers.split_at_mut(d);
+            // Inside the subtree d - 1 >= 1: never a first byte.
+            walk.step_into(&done[d - 1], inner.byte, false, &mut rest[0]);
+            if self.alive_or_skipped(m) {
+                m += 1;
+            } else {
+                m = inner.end as usize;
+            }
+        }
+        end
+    }
+
+    /// After stepping node `n`'s byte into `frontiers[depth]`: accepts its tokens and returns
+    /// true when alive; when dead, records its positions as uncertain if an exit was possible
+    /// and returns false.
+    fn alive_or_skipped(&mut self, n: usize) -> bool {
+        let node = self.trie.nodes()[n];
+        let frontier = &self.frontiers[node.depth as usize];
+        if frontier.is_dead() {
+            if frontier.left() {
+                self.uncertain_subtree(n);
+            }
+            return false;
+        }
+        if node.has_token() {
+            self.accept(n);
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use sieve_vocab::Vocabulary;
+
+    use super::*;
+
+    /// The classification by [`StaticWalk`] alone, token by token: the definition the fast
+    /// walk must reproduce.
+    fn reference(g: &EarleyGrammar, trie: &TokenTrie, state: u32) -> Classification {
+        let mut walk = StaticWalk::new(g);
+        let mut accepted = vec![0u32; trie.n_vocab().div_ceil(32)];
+        let mut uncertain = Vec::new();
+        let mut i = 0;
+        'tokens: while i < trie.len() {
+            let bytes = trie.bytes_at(i);
+            let mut frontier = walk.start(state);
+            for (depth, &byte) in bytes.iter().enumerate() {
+                let mut next = Frontier::default();
+                walk.step_into(&frontier, byte, depth == 0, &mut next);
+                if next.is_dead() {
+                    let end = trie.skip_to(i + 1, depth + 1);
+                    if next.left() {
+                        push_range(&mut uncertain, i as u32..end as u32);
+                    }
+                    i = end;
+                    continue 'tokens;
+                }
+                frontier = next;
+            }
+            let id = trie.token(i).index();
+            accepted[id / 32] |= 1 << (id % 32);
+            i += 1;
+        }
+        Classification {
+            accepted: TokenSet::from_bits(accepted),
+            uncertain,
+        }
+    }
+
+    fn engine(grammar: &sieve_ir::Grammar) -> Option<Arc<EarleyGrammar>> {
+        let normalized =
+            sieve_normalize::normalize(grammar, &sieve_normalize::Config::default()).ok()?;
+        let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
+            .build(&normalized)
+            .ok()?;
+        Some(Arc::new(EarleyGrammar::new(
+            &fsms,
+            false,
+            crate::Config::default(),
+        )))
+    }
+
+    #[test]
+    fn fast_walk_equals_the_static_walk_on_every_state_of_every_shipped_grammar() {
+        let trie = TokenTrie::new(Vocabulary::embedded_default());
+        let mut checked = 0;
+        for path in sieve_testkit::grammar_files() {
+            let Some(g) = engine(&sieve_testkit::compile_file(&path)) else {
+                continue;
+            };
+            for state in 0..g.state_count() as u32 {
+                if g.states[state as usize].class == crate::grammar::NO_CLASS {
+                    continue;
+                }
+                let fast = classify(&g, &trie, state);
+                let slow = reference(&g, &trie, state);
+                assert_eq!(fast, slow, "{}: state {state}", path.display());
+                // Past the row cap the walk falls back to per-node frontiers.
+                let capped = classify_with_max_rows(&g, &trie, state, 3);
+                assert_eq!(capped, slow, "{}: state {state}, 3 rows", path.display());
+                checked += 1;
+            }
+        }
+        assert!(checked > 500, "only {checked} states checked");
+    }
+
+    #[test]
+    fn nfa_states_with_overlapping_edges_go_general() {
+        // A DFA cap of 1 keeps the ε-free NFA, whose states have overlapping byte edges.
+        let grammar = sieve_gbnf::compile(
+            r#"root ::= [a-z]* "ab" [a-c]+ | "a" [^x]*"#,
+            &Default::default(),
+        )
+        .unwrap();
+        let normalized =
+            sieve_normalize::normalize(&grammar, &sieve_normalize::Config::default()).unwrap();
+        let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new().dfa_state_limit(1))
+            .build(&normalized)
+            .unwrap();
+        let g = EarleyGrammar::new(&fsms, false, crate::Config::default());
+        let trie = TokenTrie::new(Vocabulary::embedded_default());
+        for state in 0..g.state_count() as u32 {
+            if g.states[state as usize].class != crate::grammar::NO_CLASS {
+                assert_eq!(classify(&g, &trie, state), reference(&g, &trie, state));
+            }
+        }
+    }
+}

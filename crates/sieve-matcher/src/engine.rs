@@ -1,0 +1,110 @@
+//! The backends a [`crate::CompiledGrammar`] can run, as one enum behind the
+//! [`sieve_backend`] seam (in the style of regex-automata's `meta::Strategy`): the matcher and
+//! the token cache see [`Engine`] and [`EngineRecognizer`] only through the seam's traits, so a
+//! new backend is a new variant here and nothing else changes above.
+//!
+//! # Invariant
+//!
+//! An [`EngineRecognizer`] is always of the same variant as the [`Engine`] that made it.
+
+use std::sync::Arc;
+
+use sieve_backend::{Backend, Classification, LimitError, Recognizer};
+use sieve_earley::{EarleyGrammar, Parser};
+use sieve_ir::ByteClass;
+use sieve_vocab::TokenTrie;
+
+/// The compiled tables of one backend.
+#[derive(Debug)]
+pub(crate) enum Engine {
+    /// The byte-level Earley recogniser over the rule automata (the default).
+    Earley(Arc<EarleyGrammar>),
+}
+
+/// The per-request state of an [`Engine`].
+#[derive(Clone, Debug)]
+pub(crate) enum EngineRecognizer {
+    /// An Earley parser.
+    Earley(Parser),
+}
+
+impl Recognizer for EngineRecognizer {
+    #[inline]
+    fn push_byte(&mut self, byte: u8) -> Result<bool, LimitError> {
+        match self {
+            EngineRecognizer::Earley(p) => Recognizer::push_byte(p, byte),
+        }
+    }
+
+    #[inline]
+    fn pop_bytes(&mut self, n: usize) {
+        match self {
+            EngineRecognizer::Earley(p) => Recognizer::pop_bytes(p, n),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            EngineRecognizer::Earley(p) => Recognizer::len(p),
+        }
+    }
+
+    fn can_finish(&self) -> bool {
+        match self {
+            EngineRecognizer::Earley(p) => Recognizer::can_finish(p),
+        }
+    }
+
+    fn allowed_bytes(&self) -> ByteClass {
+        match self {
+            EngineRecognizer::Earley(p) => Recognizer::allowed_bytes(p),
+        }
+    }
+
+    fn reset(&mut self) {
+        match self {
+            EngineRecognizer::Earley(p) => Recognizer::reset(p),
+        }
+    }
+
+    fn keys(&self, out: &mut Vec<u32>) {
+        match self {
+            EngineRecognizer::Earley(p) => Recognizer::keys(p, out),
+        }
+    }
+}
+
+impl Engine {
+    /// A recogniser at the start of the input.
+    pub(crate) fn start(&self) -> EngineRecognizer {
+        match self {
+            Engine::Earley(g) => EngineRecognizer::Earley(g.recognizer()),
+        }
+    }
+}
+
+impl Backend for Engine {
+    type Recognizer = EngineRecognizer;
+
+    fn recognizer(self: &Arc<Self>) -> EngineRecognizer {
+        self.start()
+    }
+
+    fn key_count(&self) -> usize {
+        match self {
+            Engine::Earley(g) => g.key_count(),
+        }
+    }
+
+    fn is_scannable(&self, key: u32) -> bool {
+        match self {
+            Engine::Earley(g) => g.is_scannable(key),
+        }
+    }
+
+    fn classify(&self, key: u32, trie: &TokenTrie) -> Classification {
+        match self {
+            Engine::Earley(g) => g.classify(key, trie),
+        }
+    }
+}
