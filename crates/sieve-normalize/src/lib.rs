@@ -23,6 +23,11 @@
 //! [`normalize`] runs after every pass in debug builds (with the IR verifier); tests run it
 //! always. The final form: every rule is *regular* (repetitions only `?`, `*`, `+`) or
 //! *counted* (body `R{m,n}` for a rule `R`), and no rule but the root derives ε.
+//!
+//! # Invariant
+//!
+//! A [`Normalized`] is made only by [`normalize`] / [`normalize_traced`], so it always holds a
+//! grammar in that final form: consumers may rely on the contract without checking it.
 
 mod analysis;
 mod flat;
@@ -174,8 +179,52 @@ pub const PASSES: &[Pass] = &[
     },
 ];
 
-/// Runs every pass in order.
-pub fn normalize(grammar: &Grammar, config: &Config) -> Result<Grammar, NormalizeError> {
+/// A grammar that satisfies the output contract ([`Stage::Final`]): every rule is regular or
+/// counted, and no rule but the root derives ε.
+///
+/// Only [`normalize`] (and [`normalize_traced`]) make one, so holding a `Normalized` is the
+/// proof that the passes ran: later stages (`sieve_fsm::Builder::build_normalized`) rely on
+/// the contract instead of checking it again. The passes are tested to establish it, and
+/// debug builds check it after every pass. Read the grammar through `Deref` (or
+/// [`Normalized::grammar`]); [`Normalized::into_grammar`] gives it up, and with it the
+/// guarantee.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Normalized(Grammar);
+
+impl Normalized {
+    /// The grammar.
+    pub fn grammar(&self) -> &Grammar {
+        &self.0
+    }
+
+    /// The grammar, no longer marked as normalised.
+    pub fn into_grammar(self) -> Grammar {
+        self.0
+    }
+}
+
+impl std::ops::Deref for Normalized {
+    type Target = Grammar;
+
+    fn deref(&self) -> &Grammar {
+        &self.0
+    }
+}
+
+impl AsRef<Grammar> for Normalized {
+    fn as_ref(&self) -> &Grammar {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Normalized {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Runs every pass in order; the result satisfies the output contract (see [`Normalized`]).
+pub fn normalize(grammar: &Grammar, config: &Config) -> Result<Normalized, NormalizeError> {
     normalize_traced(grammar, config, |_, _| {})
 }
 
@@ -184,7 +233,7 @@ pub fn normalize_traced(
     grammar: &Grammar,
     config: &Config,
     mut after_pass: impl FnMut(&str, &Grammar),
-) -> Result<Grammar, NormalizeError> {
+) -> Result<Normalized, NormalizeError> {
     let mut current = grammar.clone();
     for pass in PASSES {
         current = (pass.run)(&current, config)?;
@@ -196,7 +245,12 @@ pub fn normalize_traced(
         }
         after_pass(pass.name, &current);
     }
-    Ok(current)
+    debug_assert_eq!(
+        PASSES.last().map(|pass| pass.establishes),
+        Some(Stage::Final),
+        "the last pass establishes the output contract"
+    );
+    Ok(Normalized(current))
 }
 
 fn check_limits(

@@ -381,9 +381,26 @@ fn normalized_grammars_meet_the_final_contract() {
     for path in grammar_files() {
         let out = normalize(&compile_file(&path), &Config::default())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        check_stage(&out, sieve_normalize::Stage::Final)
+        check_stage(out.grammar(), sieve_normalize::Stage::Final)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     }
+}
+
+#[test]
+fn normalized_reads_as_and_gives_up_its_grammar() {
+    let out = normalize(&gbnf(r#"root ::= "a"{2,40} | "b""#), &Config::default()).unwrap();
+    let traced = normalize_traced(
+        &gbnf(r#"root ::= "a"{2,40} | "b""#),
+        &Config::default(),
+        |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(out, traced);
+    assert_eq!(out.to_string(), out.grammar().to_string());
+    assert_eq!(out.rules().len(), out.grammar().rules().len());
+    let grammar: &Grammar = &out;
+    assert_eq!(grammar, out.grammar());
+    assert_eq!(out.clone().into_grammar(), *out.grammar());
 }
 
 #[test]
