@@ -13,7 +13,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     ("sieve-regex", &["sieve-ir", "sieve-diagnostics"]),
     ("sieve-jsonschema", &["sieve-ir", "sieve-regex"]),
     ("sieve-normalize", &["sieve-ir"]),
-    ("sieve-fsm", &["sieve-ir"]),
+    ("sieve-fsm", &["sieve-ir", "sieve-normalize"]),
     ("sieve-vocab", &[]),
     ("sieve-backend", &["sieve-ir", "sieve-vocab"]),
     (

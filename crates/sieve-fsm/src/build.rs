@@ -6,7 +6,8 @@
 //!    [`Builder::build`]): a counted repetition becomes [`RuleAutomaton::Counted`]; a regular
 //!    body becomes a Thompson NFA ([`crate::nfa`]).
 //! 2. **Nullability**: a fixpoint over the NFAs; a rule other than the root that derives the
-//!    empty string is an error.
+//!    empty string is an error. [`Builder::build_normalized`] skips it in release builds: its
+//!    input is a [`sieve_normalize::Normalized`], which satisfies the contract by construction.
 //! 3. **Per regular rule**: subset construction capped at [`Config::dfa_state_limit`], Hopcroft
 //!    minimisation ([`crate::dfa`]), canonical numbering ([`crate::canonical`]); past the cap,
 //!    the epsilon-free NFA in canonical form instead.
@@ -267,8 +268,35 @@ impl Builder {
     /// A [`BuildError`] naming the first offending rule (in rule order) when the contract does
     /// not hold, or when the automata exceed [`Config::state_limit`] or [`Config::edge_limit`].
     pub fn build(&self, grammar: &Grammar) -> Result<GrammarFsms, BuildError> {
+        self.build_checked(grammar, true)
+    }
+
+    /// Builds the automata of a grammar that [`sieve_normalize::normalize`] produced, relying
+    /// on its output contract instead of checking it: step 2 (the nullability fixpoint over
+    /// every rule's NFA) is skipped in release builds (debug builds still run it, as
+    /// normalisation checks its own stages there). The shape checks of step 1 are part of
+    /// classifying the rules and still run; on a normalised grammar they never fire.
+    ///
+    /// # Errors
+    /// A [`BuildError`] when the automata exceed [`Config::state_limit`] or
+    /// [`Config::edge_limit`].
+    pub fn build_normalized(
+        &self,
+        grammar: &sieve_normalize::Normalized,
+    ) -> Result<GrammarFsms, BuildError> {
+        self.build_checked(grammar, cfg!(debug_assertions))
+    }
+
+    /// [`Builder::build`], with step 2 only when `check_contract`.
+    fn build_checked(
+        &self,
+        grammar: &Grammar,
+        check_contract: bool,
+    ) -> Result<GrammarFsms, BuildError> {
         let classified = self.classify(grammar)?;
-        check_nullability(grammar, &classified)?;
+        if check_contract {
+            check_nullability(grammar, &classified)?;
+        }
 
         let mut automata = Vec::with_capacity(classified.len());
         let mut state_count = 0usize;

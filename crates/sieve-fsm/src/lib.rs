@@ -48,7 +48,9 @@
 //!
 //! Inputs are checked, never trusted: a grammar that is not in normalised form gives a
 //! [`BuildError`] naming the rule, and sizes are bounded by [`Config`]; nothing recurses on the
-//! depth of user input.
+//! depth of user input. The one exception is [`Builder::build_normalized`], whose input type
+//! ([`sieve_normalize::Normalized`]) proves the normalised form: it skips the nullability
+//! check (sizes are still bounded).
 
 mod build;
 mod canonical;

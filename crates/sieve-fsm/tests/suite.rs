@@ -579,6 +579,46 @@ fn state_limit_is_an_error() {
     assert!(err.to_string().contains("10 states"), "{err}");
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Skipping the contract checks changes nothing on normalised input: same automata, same
+    /// hashes, with a counted rule among them.
+    #[test]
+    fn build_normalized_agrees_with_build(body in expr(), threshold in 1u32..4) {
+        let g = grammar(&["root", "pair"], |ids| {
+            vec![
+                seq([Expr::repeat(rule(ids[1]), 2, Some(9)).unwrap(), body]),
+                seq([lit("("), class(b'a', b'c'), lit(")")]),
+            ]
+        });
+        let config = sieve_normalize::Config {
+            repetition_threshold: threshold,
+            ..sieve_normalize::Config::default()
+        };
+        let normalized = sieve_normalize::normalize(&g, &config).unwrap();
+        let checked = Builder::default().build(&normalized).unwrap();
+        let trusted = Builder::default().build_normalized(&normalized).unwrap();
+        prop_assert_eq!(checked.to_string(), trusted.to_string());
+        prop_assert_eq!(checked.automata(), trusted.automata());
+        for rule in checked.rule_ids() {
+            prop_assert_eq!(checked.hash(rule), trusted.hash(rule));
+        }
+    }
+}
+
+#[test]
+fn build_normalized_keeps_the_size_limits() {
+    let g = grammar(&["root", "other"], |ids| {
+        vec![seq([lit("abcdef"), rule(ids[1])]), lit("ghijkl")]
+    });
+    let normalized = sieve_normalize::normalize(&g, &sieve_normalize::Config::default()).unwrap();
+    let err = Builder::new(Config::new().state_limit(4))
+        .build_normalized(&normalized)
+        .unwrap_err();
+    assert_eq!(err.size_limit(), Some(4));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Dumps
 
