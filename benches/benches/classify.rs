@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::Value;
-use sieve_backend::Backend;
+use sieve_backend::{Backend, Key};
 use sieve_earley::EarleyGrammar;
 use sieve_ir::Grammar;
 use sieve_vocab::{TokenTrie, Vocabulary};
@@ -82,6 +82,9 @@ fn run() -> Result<(), String> {
         grammars.len() - workloads
     );
 
+    if let Ok(name) = std::env::var("SIEVE_CLASSIFY_LIST") {
+        return list_states(&grammars, &trie, &name);
+    }
     if let Ok(focus) = std::env::var("SIEVE_CLASSIFY_FOCUS") {
         return focus_on(&grammars, &trie, &focus);
     }
@@ -95,12 +98,12 @@ fn run() -> Result<(), String> {
         };
         let mut total = 0.0;
         let mut states = 0;
-        for state in 0..engine.key_count() as u32 {
+        for state in 0..Backend::state_count(&engine) as u32 {
             if !engine.is_scannable(state) {
                 continue;
             }
             let started = Instant::now();
-            let classification = engine.classify(state, &trie);
+            let classification = engine.classify(Key::bare(state), &trie);
             let ms = started.elapsed().as_secs_f64() * 1e3;
             total += ms;
             states += 1;
@@ -161,6 +164,29 @@ fn report(
     }
 }
 
+/// Every scannable state of grammar `name`, with its time and counts, most uncertain first.
+fn list_states(grammars: &[(String, Grammar)], trie: &TokenTrie, name: &str) -> Result<(), String> {
+    let (_, grammar) = grammars
+        .iter()
+        .find(|(n, _)| n == name)
+        .ok_or_else(|| format!("no grammar {name}"))?;
+    let engine = engine(grammar).ok_or("does not compile")?;
+    let mut rows = Vec::new();
+    for state in 0..Backend::state_count(&engine) as u32 {
+        if engine.is_scannable(state) {
+            let started = Instant::now();
+            let c = engine.classify(Key::bare(state), trie);
+            let ms = started.elapsed().as_secs_f64() * 1e3;
+            rows.push((c.uncertain_count(), c.accepted.len(), ms, state));
+        }
+    }
+    rows.sort_by(|a, b| b.0.cmp(&a.0));
+    for (uncertain, accepted, ms, state) in rows {
+        println!("state {state}: {accepted} accepted, {uncertain} uncertain, {ms:.3} ms");
+    }
+    Ok(())
+}
+
 /// `NAME:STATE`: classifies that state 20 times and prints the fastest and slowest time.
 fn focus_on(grammars: &[(String, Grammar)], trie: &TokenTrie, focus: &str) -> Result<(), String> {
     let (name, state) = focus
@@ -179,7 +205,7 @@ fn focus_on(grammars: &[(String, Grammar)], trie: &TokenTrie, focus: &str) -> Re
     let mut times: Vec<f64> = (0..reps.max(1))
         .map(|_| {
             let started = Instant::now();
-            std::hint::black_box(engine.classify(state, trie));
+            std::hint::black_box(engine.classify(Key::bare(state), trie));
             started.elapsed().as_secs_f64() * 1e3
         })
         .collect();

@@ -5,21 +5,26 @@
 //! (`sieve-matcher`) — sees it only through two traits:
 //!
 //! - [`Backend`]: the compiled tables, immutable and shared (`Send + Sync`). It names its
-//!   *keys*: the scannable states whose token classification depends on the key alone, not on
-//!   the rest of the recogniser's state. [`Backend::classify`] sorts every text token of a
-//!   vocabulary, from one key, into *accepted*, *rejected* and *uncertain*.
+//!   *keys*: a scannable state, optionally narrowed by a *context* (what the state's rule
+//!   returns to), whose token classification depends on the key alone, not on the rest of the
+//!   recogniser's state. [`Backend::classify`] sorts every text token of a vocabulary, from one
+//!   key, into *accepted*, *rejected* and *uncertain*. A key with a context decides at least
+//!   what the bare state decides, and usually far more: tokens that finish the state's rule
+//!   and go on in the caller are uncertain for the bare state but decided with the context.
 //! - [`Recognizer`]: the per-request state, a stack of consumed bytes. Pushing a byte either
 //!   extends the stack or leaves it unchanged; popping restores exactly the state before the
 //!   matching pushes, which is what makes rollback and the mask walk cheap.
 //!
 //! # The contract that makes masks exact
 //!
-//! For a recogniser `r` whose [`Recognizer::keys`] are `K`:
+//! For a recogniser `r` whose [`Recognizer::keys`] are `K`, and `K'` made from `K` by
+//! replacing, for any states, every key of that state by the bare state ([`Key::bare`]) or
+//! keeping them all:
 //!
-//! 1. every token in `classify(k).accepted` for some `k ∈ K` is accepted by `r` (its bytes
+//! 1. every token in `classify(k).accepted` for some `k ∈ K'` is accepted by `r` (its bytes
 //!    pushed one by one are all accepted);
 //! 2. every text token that is in no `classify(k).accepted` and in no `classify(k).uncertain`
-//!    range, over all `k ∈ K`, is rejected by `r`;
+//!    range, over all `k ∈ K'`, is rejected by `r`;
 //! 3. [`Recognizer::allowed_bytes`] is exactly the set of bytes [`Recognizer::push_byte`]
 //!    accepts, and a byte is accepted iff the bytes so far are a prefix of a sentence (or of
 //!    an infinite derivation of a pumping rule).
@@ -46,6 +51,38 @@ use sieve_vocab::TokenTrie;
 
 pub use limit::LimitError;
 pub use tokens::{push_range, Classification, TokenSet};
+
+/// A scannable state of a backend, with or without a context.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Key {
+    /// The state (below [`Backend::state_count`]).
+    pub state: u32,
+    /// What the state's rule returns to, or [`Key::NO_CONTEXT`]: backend-defined.
+    pub context: u32,
+}
+
+impl Key {
+    /// The context of a key that has none.
+    pub const NO_CONTEXT: u32 = u32::MAX;
+
+    /// `state` without a context.
+    pub fn bare(state: u32) -> Key {
+        Key {
+            state,
+            context: Key::NO_CONTEXT,
+        }
+    }
+
+    /// Whether the key has a context.
+    pub fn has_context(&self) -> bool {
+        self.context != Key::NO_CONTEXT
+    }
+
+    /// The key as one number (for hash maps).
+    pub fn packed(&self) -> u64 {
+        u64::from(self.state) << 32 | u64::from(self.context)
+    }
+}
 
 /// The per-request state of a backend: the bytes consumed so far, as a stack.
 ///
@@ -84,8 +121,9 @@ pub trait Recognizer: Clone + Send + Sync + fmt::Debug {
         self.pop_bytes(self.len());
     }
 
-    /// Appends to `out` the keys of the current scannable states (repeats allowed).
-    fn keys(&self, out: &mut Vec<u32>);
+    /// Appends to `out` the keys of the current scannable states, each with its context when
+    /// it has one (repeats allowed).
+    fn keys(&self, out: &mut Vec<Key>);
 }
 
 /// The compiled, immutable tables of a backend, shared by every recogniser made from them.
@@ -96,14 +134,14 @@ pub trait Backend: Send + Sync + fmt::Debug {
     /// A recogniser at the start of the input.
     fn recognizer(self: &Arc<Self>) -> Self::Recognizer;
 
-    /// Keys are `0..key_count()`.
-    fn key_count(&self) -> usize;
+    /// States are `0..state_count()`.
+    fn state_count(&self) -> usize;
 
-    /// Whether `key` can ever be reported by [`Recognizer::keys`] (the keys worth classifying
-    /// ahead of time).
-    fn is_scannable(&self, key: u32) -> bool;
+    /// Whether `state` can ever be the state of a key reported by [`Recognizer::keys`] (the
+    /// states worth classifying ahead of time).
+    fn is_scannable(&self, state: u32) -> bool;
 
     /// Sorts every text token of `trie` from `key` (see the crate docs for what the sets
     /// promise). A pure function of the key and the trie.
-    fn classify(&self, key: u32, trie: &TokenTrie) -> Classification;
+    fn classify(&self, key: Key, trie: &TokenTrie) -> Classification;
 }

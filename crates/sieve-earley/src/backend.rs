@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use sieve_backend::{Backend, Classification, Recognizer};
+use sieve_backend::{Backend, Classification, Key, Recognizer};
 use sieve_ir::ByteClass;
 use sieve_vocab::TokenTrie;
 
@@ -40,8 +40,15 @@ impl Recognizer for Parser {
         Parser::reset(self);
     }
 
-    fn keys(&self, out: &mut Vec<u32>) {
-        out.extend(self.scan_states());
+    /// A scan item's context is the state its rule returns to: for each item waiting on the
+    /// rule where it started, that item's state after the rule.
+    fn keys(&self, out: &mut Vec<Key>) {
+        self.scan_contexts(|state, context| {
+            out.push(Key {
+                state,
+                context: context.unwrap_or(Key::NO_CONTEXT),
+            });
+        });
     }
 }
 
@@ -52,10 +59,8 @@ impl Backend for EarleyGrammar {
         Parser::new(self.clone())
     }
 
-    /// Every global state is a key; only states with byte edges are ever reported by
-    /// [`Recognizer::keys`].
-    fn key_count(&self) -> usize {
-        self.state_count()
+    fn state_count(&self) -> usize {
+        EarleyGrammar::state_count(self)
     }
 
     /// States with byte edges.
@@ -63,7 +68,8 @@ impl Backend for EarleyGrammar {
         self.states[key as usize].class != crate::grammar::NO_CLASS
     }
 
-    fn classify(&self, key: u32, trie: &TokenTrie) -> Classification {
-        crate::classify::classify(self, trie, key)
+    fn classify(&self, key: Key, trie: &TokenTrie) -> Classification {
+        let context = key.has_context().then_some(key.context);
+        crate::classify::classify(self, trie, key.state, context)
     }
 }

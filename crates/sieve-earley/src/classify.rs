@@ -65,9 +65,9 @@ struct Dfa<'g> {
 }
 
 impl<'g> Dfa<'g> {
-    fn new(g: &'g EarleyGrammar, state: u32, max_rows: usize) -> Dfa<'g> {
-        let walk = StaticWalk::new(g);
-        let start = walk.start(state);
+    fn new(g: &'g EarleyGrammar, state: u32, context: Option<u32>, max_rows: usize) -> Dfa<'g> {
+        let mut walk = StaticWalk::new(g);
+        let start = walk.start_in(state, context);
         let mut dfa = Dfa {
             g,
             walk,
@@ -136,19 +136,22 @@ impl<'g> Dfa<'g> {
 }
 
 impl Dfa<'_> {
-    /// Fills the whole of `row` at once when its frontier is one state with the empty stack
-    /// whose byte edges are all that a step uses (the starting row, or a state with byte
-    /// edges only) and do not overlap: [`StaticWalk::step_into`] then yields that edge's
-    /// target alone, and `left` iff the state accepts, the byte may follow its rule, and it is
-    /// not a token's first byte. Leaves the row alone otherwise.
+    /// Fills the whole of `row` at once when its frontier is one configuration whose state's
+    /// byte edges are all that a step uses, and do not overlap: the starting row; or a state
+    /// with byte edges only that does not accept, or accepts with nothing on the stack (then
+    /// completing it is an exit). [`StaticWalk::step_into`] then yields that edge's target
+    /// with the same stack alone, and `left` iff the state accepts with the empty stack, the
+    /// byte may follow its rule, and it is not a token's first byte. Leaves the row alone
+    /// otherwise.
     fn fill_lexical_row(&mut self, row: u32) {
         let g = self.g;
-        let Some(state) = self.frontier_of_row[row as usize].single_state() else {
+        let Some(config) = self.frontier_of_row[row as usize].single() else {
             return;
         };
+        let (state, stack) = (config.state(), config.stack());
         let info = g.states[state as usize];
         let first = row == self.start;
-        if !first && !g.is_lexical(state) {
+        if !first && !(g.is_lexical(state) && (stack == 0 || !info.accepting)) {
             return;
         }
         let mut entries = [DEAD; 256];
@@ -159,7 +162,7 @@ impl Dfa<'_> {
             {
                 return;
             }
-            let target = match self.row(&[Config::bare(edge.target)]) {
+            let target = match self.row(&[Config::new(edge.target, stack)]) {
                 Some(next) => next,
                 None => OVERFLOW,
             };
@@ -179,17 +182,26 @@ impl Dfa<'_> {
 
 /// Sorts every text token of `trie` from a scan item in `state` (see the module docs; the
 /// promises are `sieve_backend`'s).
-pub(crate) fn classify(g: &EarleyGrammar, trie: &TokenTrie, state: u32) -> Classification {
-    classify_with_max_rows(g, trie, state, MAX_ROWS)
+///
+/// With a `context`, the state's rule returns to that state of its caller when complete (see
+/// `StaticWalk::start_in`).
+pub(crate) fn classify(
+    g: &EarleyGrammar,
+    trie: &TokenTrie,
+    state: u32,
+    context: Option<u32>,
+) -> Classification {
+    classify_with_max_rows(g, trie, state, context, MAX_ROWS)
 }
 
 fn classify_with_max_rows(
     g: &EarleyGrammar,
     trie: &TokenTrie,
     state: u32,
+    context: Option<u32>,
     max_rows: usize,
 ) -> Classification {
-    let mut dfa = Dfa::new(g, state, max_rows);
+    let mut dfa = Dfa::new(g, state, context, max_rows);
     let mut walker = Walker {
         trie,
         frontiers: vec![Frontier::default(); trie.max_token_len() + 1],
@@ -236,11 +248,11 @@ impl Dfa<'_> {
     /// start to the row of the same state and from there back to it, with no exit possible —
     /// that row and the class.
     fn loop_class(&mut self) -> Option<(u32, [u64; 4])> {
-        let state = self.frontier_of_row[self.start as usize].single_state()?;
-        if !self.g.is_lexical(state) {
+        let config = self.frontier_of_row[self.start as usize].single()?;
+        if !self.g.is_lexical(config.state()) {
             return None;
         }
-        let row = self.row(&[Config::bare(state)])?;
+        let row = self.row(&[config])?;
         self.fill_lexical_row(self.start);
         self.fill_lexical_row(row);
         let (start, again) = (self.start as usize * 256, row as usize * 256);
@@ -396,14 +408,20 @@ mod tests {
 
     /// The classification by [`StaticWalk`] alone, token by token: the definition the fast
     /// walk must reproduce.
-    fn reference(g: &EarleyGrammar, trie: &TokenTrie, state: u32) -> Classification {
+    fn reference(
+        g: &EarleyGrammar,
+        trie: &TokenTrie,
+        state: u32,
+        context: Option<u32>,
+    ) -> Classification {
         let mut walk = StaticWalk::new(g);
+        let start = walk.start_in(state, context);
         let mut accepted = vec![0u32; trie.n_vocab().div_ceil(32)];
         let mut uncertain = Vec::new();
         let mut i = 0;
         'tokens: while i < trie.len() {
             let bytes = trie.bytes_at(i);
-            let mut frontier = walk.start(state);
+            let mut frontier = start.clone();
             for (depth, &byte) in bytes.iter().enumerate() {
                 let mut next = Frontier::default();
                 walk.step_into(&frontier, byte, depth == 0, &mut next);
@@ -440,6 +458,21 @@ mod tests {
         )))
     }
 
+    /// Per rule, the states its callers return to (the targets of edges naming it).
+    fn return_states(g: &EarleyGrammar) -> Vec<Vec<u32>> {
+        let mut returns = vec![Vec::new(); g.start.len()];
+        for info in &g.states {
+            for edge in g.rule_edges(info) {
+                returns[edge.rule as usize].push(edge.target);
+            }
+        }
+        for r in &mut returns {
+            r.sort_unstable();
+            r.dedup();
+        }
+        returns
+    }
+
     #[test]
     fn fast_walk_equals_the_static_walk_on_every_state_of_every_shipped_grammar() {
         let trie = TokenTrie::new(Vocabulary::embedded_default());
@@ -448,17 +481,23 @@ mod tests {
             let Some(g) = engine(&sieve_testkit::compile_file(&path)) else {
                 continue;
             };
+            let returns = return_states(&g);
             for state in 0..g.state_count() as u32 {
                 if g.states[state as usize].class == crate::grammar::NO_CLASS {
                     continue;
                 }
-                let fast = classify(&g, &trie, state);
-                let slow = reference(&g, &trie, state);
-                assert_eq!(fast, slow, "{}: state {state}", path.display());
-                // Past the row cap the walk falls back to per-node frontiers.
-                let capped = classify_with_max_rows(&g, &trie, state, 3);
-                assert_eq!(capped, slow, "{}: state {state}, 3 rows", path.display());
-                checked += 1;
+                let rule = g.states[state as usize].rule as usize;
+                let contexts = std::iter::once(None).chain(returns[rule].iter().map(|&t| Some(t)));
+                for context in contexts {
+                    let fast = classify(&g, &trie, state, context);
+                    let slow = reference(&g, &trie, state, context);
+                    let label = format!("{}: state {state} context {context:?}", path.display());
+                    assert_eq!(fast, slow, "{label}");
+                    // Past the row cap the walk falls back to per-node frontiers.
+                    let capped = classify_with_max_rows(&g, &trie, state, context, 3);
+                    assert_eq!(capped, slow, "{label}, 3 rows");
+                    checked += 1;
+                }
             }
         }
         assert!(checked > 500, "only {checked} states checked");
@@ -481,7 +520,10 @@ mod tests {
         let trie = TokenTrie::new(Vocabulary::embedded_default());
         for state in 0..g.state_count() as u32 {
             if g.states[state as usize].class != crate::grammar::NO_CLASS {
-                assert_eq!(classify(&g, &trie, state), reference(&g, &trie, state));
+                assert_eq!(
+                    classify(&g, &trie, state, None),
+                    reference(&g, &trie, state, None)
+                );
             }
         }
     }

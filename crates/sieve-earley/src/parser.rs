@@ -526,4 +526,23 @@ impl Parser {
     pub(crate) fn top_scans(&self) -> &[Item] {
         &self.scans[self.top().scans..]
     }
+
+    /// For each scan item of the top set, calls `visit(state, Some(t))` for every item waiting
+    /// on the item's rule in the set where it started (`t` is that item's state once the rule
+    /// is complete), or `visit(state, None)` when nothing waits there (the root started at
+    /// the beginning).
+    pub(crate) fn scan_contexts(&self, mut visit: impl FnMut(u32, Option<u32>)) {
+        for item in self.top_scans() {
+            let rule = self.grammar.states[item.state as usize].rule;
+            let set = self.sets[item.origin as usize];
+            let waiters = &self.waiters[set.waiters..set.waiters_end];
+            let (from, to) = waiter_range(waiters, rule);
+            if from == to {
+                visit(item.state, None);
+            }
+            for waiter in &waiters[from..to] {
+                visit(item.state, Some(waiter.advanced.state));
+            }
+        }
+    }
 }

@@ -84,9 +84,19 @@ pub(crate) struct Config {
 }
 
 impl Config {
-    /// `state` with the empty stack.
-    pub(crate) fn bare(state: u32) -> Config {
-        Config { state, stack: 0 }
+    /// `state` with `stack`.
+    pub(crate) fn new(state: u32, stack: u32) -> Config {
+        Config { state, stack }
+    }
+
+    /// The state.
+    pub(crate) fn state(&self) -> u32 {
+        self.state
+    }
+
+    /// The stack (0 is the empty stack).
+    pub(crate) fn stack(&self) -> u32 {
+        self.stack
     }
 }
 
@@ -114,10 +124,10 @@ impl Frontier {
         &self.configs
     }
 
-    /// The state of the only configuration, when there is one and its stack is empty.
-    pub(crate) fn single_state(&self) -> Option<u32> {
+    /// The only configuration, when there is one.
+    pub(crate) fn single(&self) -> Option<Config> {
         match self.configs[..] {
-            [Config { state, stack: 0 }] => Some(state),
+            [config] => Some(config),
             _ => None,
         }
     }
@@ -164,6 +174,20 @@ impl<'g> StaticWalk<'g> {
     pub fn start(&self, state: u32) -> Frontier {
         Frontier {
             configs: vec![Config { state, stack: 0 }],
+            left: false,
+        }
+    }
+
+    /// The frontier before any byte, from a scan item in `state` whose rule, once complete,
+    /// returns to `context` (a state of the caller), or goes up into unknown callers
+    /// (`None`).
+    pub(crate) fn start_in(&mut self, state: u32, context: Option<u32>) -> Frontier {
+        let stack = match context {
+            Some(ret) => self.push_stack(0, ret).expect("a one-entry stack fits"),
+            None => 0,
+        };
+        Frontier {
+            configs: vec![Config { state, stack }],
             left: false,
         }
     }

@@ -105,7 +105,7 @@ impl CompiledGrammar {
             options.earley.clone(),
         ));
         let engine = Arc::new(Engine::Earley(earley));
-        let cache = TokenCache::new(engine.key_count(), options.max_cache_bytes);
+        let cache = TokenCache::new(engine.state_count(), options.max_cache_bytes);
         Ok(CompiledGrammar {
             engine,
             tokenizer,

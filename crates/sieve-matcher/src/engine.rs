@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use sieve_backend::{Backend, Classification, LimitError, Recognizer};
+use sieve_backend::{Backend, Classification, Key, LimitError, Recognizer};
 use sieve_earley::{EarleyGrammar, Parser};
 use sieve_ir::ByteClass;
 use sieve_vocab::TokenTrie;
@@ -67,7 +67,7 @@ impl Recognizer for EngineRecognizer {
         }
     }
 
-    fn keys(&self, out: &mut Vec<u32>) {
+    fn keys(&self, out: &mut Vec<Key>) {
         match self {
             EngineRecognizer::Earley(p) => Recognizer::keys(p, out),
         }
@@ -90,19 +90,19 @@ impl Backend for Engine {
         self.start()
     }
 
-    fn key_count(&self) -> usize {
+    fn state_count(&self) -> usize {
         match self {
-            Engine::Earley(g) => g.key_count(),
+            Engine::Earley(g) => Backend::state_count(&**g),
         }
     }
 
-    fn is_scannable(&self, key: u32) -> bool {
+    fn is_scannable(&self, state: u32) -> bool {
         match self {
-            Engine::Earley(g) => g.is_scannable(key),
+            Engine::Earley(g) => g.is_scannable(state),
         }
     }
 
-    fn classify(&self, key: u32, trie: &TokenTrie) -> Classification {
+    fn classify(&self, key: Key, trie: &TokenTrie) -> Classification {
         match self {
             Engine::Earley(g) => g.classify(key, trie),
         }

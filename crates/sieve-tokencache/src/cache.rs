@@ -1,20 +1,33 @@
 //! [`TokenCache`]: one lazily computed [`Classification`] per backend key.
+//!
+//! Bare keys (a state without context) live in a dense table; keys with a context in a map.
+//! A step first uses each state's bare classification; only a state whose bare
+//! classification leaves more than [`REFINE_ABOVE`] tokens uncertain is looked up with the
+//! contexts the recogniser reports for it — all of them, as the seam's contract requires —
+//! so a rule shared by many callers (a JSON string) is classified once, and a rule whose
+//! tokens run on into its caller (a statement list in a C block) once per caller.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock, RwLock};
 
-use sieve_backend::{Backend, Classification, LimitError, Recognizer};
+use sieve_backend::{Backend, Classification, Key, LimitError, Recognizer};
 use sieve_vocab::TokenTrie;
 
 use crate::walk;
+
+/// A state whose bare classification leaves more uncertain tokens than this is classified
+/// per context: walking an uncertain token with the recogniser costs about as much as a
+/// classification spends on a few thousand trie nodes.
+pub const REFINE_ABOVE: usize = 256;
 
 /// Figures about a cache, for tests, tuning and reports.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CacheStats {
-    /// Keys whose classification is stored.
+    /// Keys whose classification is stored (bare and with context).
     pub entries: usize,
     /// Heap bytes of the stored classifications.
     pub bytes: usize,
@@ -23,76 +36,147 @@ pub struct CacheStats {
 /// One lazily computed [`Classification`] per key of a backend, against one trie.
 #[derive(Debug)]
 pub struct TokenCache {
-    entries: Vec<OnceLock<Classification>>,
+    bare: Vec<OnceLock<Classification>>,
+    with_context: RwLock<HashMap<u64, Arc<Classification>>>,
     /// Bytes of the entries stored so far, and the most that may be stored.
     used: AtomicUsize,
     budget: usize,
+    refine_above: usize,
+}
+
+/// A classification held by the cache, or computed for one use past the budget.
+enum Entry<'a> {
+    Bare(Cow<'a, Classification>),
+    Shared(Arc<Classification>),
+}
+
+impl std::ops::Deref for Entry<'_> {
+    type Target = Classification;
+
+    fn deref(&self) -> &Classification {
+        match self {
+            Entry::Bare(c) => c,
+            Entry::Shared(c) => c,
+        }
+    }
 }
 
 impl TokenCache {
-    /// An empty cache for a backend with `key_count` keys, keeping at most `budget` bytes of
-    /// entries.
-    pub fn new(key_count: usize, budget: usize) -> TokenCache {
+    /// An empty cache for a backend with `state_count` states, keeping at most `budget` bytes
+    /// of entries.
+    pub fn new(state_count: usize, budget: usize) -> TokenCache {
+        TokenCache::with_refinement(state_count, budget, REFINE_ABOVE)
+    }
+
+    /// Like [`TokenCache::new`], with the number of uncertain tokens above which a state is
+    /// classified per context instead of [`REFINE_ABOVE`] (0: always, `usize::MAX`: never;
+    /// masks are the same either way, only the work differs).
+    pub fn with_refinement(state_count: usize, budget: usize, refine_above: usize) -> TokenCache {
         TokenCache {
-            entries: (0..key_count).map(|_| OnceLock::new()).collect(),
+            bare: (0..state_count).map(|_| OnceLock::new()).collect(),
+            with_context: RwLock::new(HashMap::new()),
             used: AtomicUsize::new(0),
             budget,
+            refine_above,
         }
     }
 
-    /// Whether `key`'s classification is stored.
-    pub fn is_cached(&self, key: u32) -> bool {
-        self.entries[key as usize].get().is_some()
+    /// Whether `state`'s bare classification is stored.
+    pub fn is_cached(&self, state: u32) -> bool {
+        self.bare[state as usize].get().is_some()
     }
 
-    /// The entry of `key`: stored on first use while the budget lasts, computed afresh (and
-    /// not kept) after that.
+    /// Reserves `size` bytes of the budget.
+    fn reserve(&self, size: usize) -> bool {
+        self.used
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                (used + size <= self.budget).then_some(used + size)
+            })
+            .is_ok()
+    }
+
+    /// The bare classification of `state`: stored on first use while the budget lasts,
+    /// computed afresh (and not kept) after that.
     pub fn get<B: Backend + ?Sized>(
         &self,
         backend: &B,
         trie: &TokenTrie,
-        key: u32,
+        state: u32,
     ) -> Cow<'_, Classification> {
-        let slot = &self.entries[key as usize];
+        let slot = &self.bare[state as usize];
         if let Some(entry) = slot.get() {
             return Cow::Borrowed(entry);
         }
-        let entry = backend.classify(key, trie);
+        let entry = backend.classify(Key::bare(state), trie);
         let size = entry.heap_bytes();
-        let reserved = self
-            .used
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
-                (used + size <= self.budget).then_some(used + size)
-            })
-            .is_ok();
-        if !reserved {
+        if !self.reserve(size) {
             return Cow::Owned(entry);
         }
         if slot.set(entry).is_err() {
-            // Another thread stored this key first; give the reservation back.
+            // Another thread stored this state first; give the reservation back.
             self.used.fetch_sub(size, Ordering::Relaxed);
         }
         Cow::Borrowed(slot.get().expect("set above or by another thread"))
     }
 
-    /// Classifies `keys` now (ahead of time), skipping those already stored.
+    /// The classification of a key with a context, kept like [`TokenCache::get`]'s.
+    fn get_with_context<B: Backend + ?Sized>(
+        &self,
+        backend: &B,
+        trie: &TokenTrie,
+        key: Key,
+    ) -> Arc<Classification> {
+        let packed = key.packed();
+        if let Some(entry) = self
+            .with_context
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&packed)
+        {
+            return entry.clone();
+        }
+        let entry = Arc::new(backend.classify(key, trie));
+        if self.reserve(entry.heap_bytes()) {
+            let mut map = self
+                .with_context
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match map.entry(packed) {
+                std::collections::hash_map::Entry::Occupied(stored) => {
+                    self.used.fetch_sub(entry.heap_bytes(), Ordering::Relaxed);
+                    return stored.get().clone();
+                }
+                std::collections::hash_map::Entry::Vacant(slot) => {
+                    slot.insert(entry.clone());
+                }
+            }
+        }
+        entry
+    }
+
+    /// Classifies the bare keys of `states` now (ahead of time), skipping those stored.
     pub fn precompute<B: Backend + ?Sized>(
         &self,
         backend: &B,
         trie: &TokenTrie,
-        keys: impl IntoIterator<Item = u32>,
+        states: impl IntoIterator<Item = u32>,
     ) {
-        for key in keys {
-            if !self.is_cached(key) {
-                self.get(backend, trie, key);
+        for state in states {
+            if !self.is_cached(state) {
+                self.get(backend, trie, state);
             }
         }
     }
 
     /// Figures about the stored entries.
     pub fn stats(&self) -> CacheStats {
+        let contexts = self
+            .with_context
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .len();
         CacheStats {
-            entries: self.entries.iter().filter(|e| e.get().is_some()).count(),
+            entries: self.bare.iter().filter(|e| e.get().is_some()).count() + contexts,
             bytes: self.used.load(Ordering::Relaxed),
         }
     }
@@ -114,10 +198,27 @@ impl TokenCache {
         keys.sort_unstable();
         keys.dedup();
         let mut uncertain: Vec<Range<u32>> = Vec::new();
-        for key in keys {
-            let entry = self.get(backend, trie, key);
-            entry.accepted.or_into(mask);
-            uncertain.extend_from_slice(&entry.uncertain);
+        let mut i = 0;
+        while i < keys.len() {
+            // keys[i..end] share one state.
+            let state = keys[i].state;
+            let end = i + keys[i..].partition_point(|k| k.state == state);
+            let bare = self.get(backend, trie, state);
+            let refine =
+                bare.uncertain_count() > self.refine_above && keys[i..end].iter().all(Key::has_context);
+            let entries: Vec<Entry<'_>> = if refine {
+                keys[i..end]
+                    .iter()
+                    .map(|&key| Entry::Shared(self.get_with_context(backend, trie, key)))
+                    .collect()
+            } else {
+                vec![Entry::Bare(bare)]
+            };
+            for entry in &entries {
+                entry.accepted.or_into(mask);
+                uncertain.extend_from_slice(&entry.uncertain);
+            }
+            i = end;
         }
         walk::walk(recognizer, trie, &walk::merge(uncertain), mask)
     }

@@ -18,5 +18,5 @@
 mod cache;
 mod walk;
 
-pub use cache::{CacheStats, TokenCache};
-pub use sieve_backend::{Backend, Classification, LimitError, Recognizer, TokenSet};
+pub use cache::{CacheStats, TokenCache, REFINE_ABOVE};
+pub use sieve_backend::{Backend, Classification, Key, LimitError, Recognizer, TokenSet};

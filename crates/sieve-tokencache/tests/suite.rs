@@ -1,0 +1,109 @@
+//! The token cache against brute force: at every step of sampled walks over every shipped
+//! grammar, with GPT-2's vocabulary, the mask equals feeding every token to the recogniser —
+//! with contexts never used, always used, and at the default threshold, and with no budget.
+
+use std::sync::Arc;
+
+use sieve_backend::{Backend, Recognizer};
+use sieve_earley::EarleyGrammar;
+use sieve_tokencache::{TokenCache, REFINE_ABOVE};
+use sieve_vocab::{TokenTrie, Vocabulary};
+
+fn engine(grammar: &sieve_ir::Grammar) -> Option<Arc<EarleyGrammar>> {
+    let normalized =
+        sieve_normalize::normalize(grammar, &sieve_normalize::Config::default()).ok()?;
+    let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
+        .build(&normalized)
+        .ok()?;
+    let root_nullable = fsms
+        .automaton(fsms.root())
+        .fsm()
+        .is_some_and(|fsm| fsm.is_accepting(fsm.start()));
+    Some(Arc::new(EarleyGrammar::new(
+        &fsms,
+        root_nullable,
+        sieve_earley::Config::default(),
+    )))
+}
+
+/// Every text token fed on its own.
+fn brute_force<R: Recognizer>(recognizer: &mut R, trie: &TokenTrie) -> Vec<u32> {
+    let mut mask = vec![0u32; trie.n_vocab().div_ceil(32)];
+    for i in 0..trie.len() {
+        let bytes = trie.bytes_at(i);
+        let mut pushed = 0;
+        while pushed < bytes.len() && recognizer.push_byte(bytes[pushed]).unwrap() {
+            pushed += 1;
+        }
+        recognizer.pop_bytes(pushed);
+        if pushed == bytes.len() {
+            let id = trie.token(i).index();
+            mask[id / 32] |= 1 << (id % 32);
+        }
+    }
+    mask
+}
+
+/// The longest token of `trie` the recogniser accepts next, preferring the sampled
+/// sentence's bytes, so walks follow real sentences.
+fn next_token<'a>(trie: &TokenTrie, rest: &'a [u8]) -> Option<&'a [u8]> {
+    (1..=rest.len().min(16))
+        .rev()
+        .find(|&len| trie.find(&rest[..len]).is_some())
+        .map(|len| &rest[..len])
+}
+
+#[test]
+fn masks_equal_brute_force_with_and_without_contexts() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let trie = TokenTrie::new(&vocab);
+    let mut steps = 0;
+    for path in sieve_testkit::grammar_files() {
+        let grammar = sieve_testkit::compile_file(&path);
+        let Some(g) = engine(&grammar) else { continue };
+        let Ok(reference) = sieve_ir::reference::Recognizer::new(&grammar) else {
+            continue;
+        };
+        let caches = [
+            TokenCache::with_refinement(Backend::state_count(&*g), usize::MAX, usize::MAX),
+            TokenCache::with_refinement(Backend::state_count(&*g), usize::MAX, 0),
+            TokenCache::with_refinement(Backend::state_count(&*g), usize::MAX, REFINE_ABOVE),
+            TokenCache::with_refinement(Backend::state_count(&*g), 0, 0),
+        ];
+        for seed in 0..3 {
+            let Some(sentence) = reference.sample(seed, 6) else { continue };
+            let mut recognizer = g.recognizer();
+            let mut at = 0;
+            loop {
+                let expected = brute_force(&mut recognizer, &trie);
+                for (c, cache) in caches.iter().enumerate() {
+                    let mut mask = vec![0u32; expected.len()];
+                    cache
+                        .fill_text_tokens(&*g, &mut recognizer, &trie, &mut mask)
+                        .unwrap();
+                    assert!(
+                        mask == expected,
+                        "{}: seed {seed}, byte {at}, cache {c}",
+                        path.display()
+                    );
+                }
+                steps += 1;
+                let Some(token) = next_token(&trie, &sentence[at..]) else {
+                    break;
+                };
+                for &b in token {
+                    assert!(recognizer.push_byte(b).unwrap());
+                }
+                at += token.len();
+                if steps % 7 == 0 {
+                    // A rollback and the same token again.
+                    recognizer.pop_bytes(token.len());
+                    for &b in token {
+                        assert!(recognizer.push_byte(b).unwrap());
+                    }
+                }
+            }
+        }
+    }
+    assert!(steps > 100, "only {steps} steps");
+}
