@@ -4,12 +4,13 @@ use std::sync::Arc;
 
 use sieve_backend::Backend;
 
-use sieve_earley::EarleyGrammar;
+use sieve_fsm::GrammarFsms;
 use sieve_ir::Grammar;
 use sieve_tokencache::{CacheStats, TokenCache};
 use sieve_vocab::{TokenId, TokenTrie, Vocabulary};
 
 use crate::engine::Engine;
+use crate::pipeline;
 
 /// Settings of every stage compiled into a [`CompiledGrammar`]; each stage documents its
 /// own defaults.
@@ -87,24 +88,33 @@ pub struct CompiledGrammar {
 }
 
 impl CompiledGrammar {
-    /// Normalises `grammar` and builds its automata and recogniser.
+    /// Normalises `grammar` and builds its automata and recogniser: the stages of
+    /// [`crate::pipeline`] in order, each with its part of `options`.
+    ///
+    /// # Errors
+    /// A [`CompileError`] from the stage that failed.
     pub fn new(
         grammar: &Grammar,
         tokenizer: Arc<Tokenizer>,
         options: &Options,
     ) -> Result<CompiledGrammar, CompileError> {
-        let normalized = sieve_normalize::normalize(grammar, &options.normalize)?;
-        let fsms = sieve_fsm::Builder::new(options.fsm.clone()).build(&normalized)?;
-        let root_nullable = fsms
-            .automaton(fsms.root())
-            .fsm()
-            .is_some_and(|fsm| fsm.is_accepting(fsm.start()));
-        let earley = Arc::new(EarleyGrammar::new(
-            &fsms,
-            root_nullable,
-            options.earley.clone(),
-        ));
-        let engine = Arc::new(Engine::Earley(earley));
+        let normalized = pipeline::normalize(grammar, options)?;
+        let fsms = pipeline::automata(&normalized, options)?;
+        CompiledGrammar::from_automata(&fsms, tokenizer, options)
+    }
+
+    /// The last stage of [`CompiledGrammar::new`]: the recogniser over automata built by
+    /// [`pipeline::automata`] (with `options`' backend settings), against `tokenizer`, with an
+    /// empty token-mask cache of at most `options.max_cache_bytes`.
+    ///
+    /// # Errors
+    /// A [`CompileError`] when the backend cannot be built (none for the default backend).
+    pub fn from_automata(
+        fsms: &GrammarFsms,
+        tokenizer: Arc<Tokenizer>,
+        options: &Options,
+    ) -> Result<CompiledGrammar, CompileError> {
+        let engine = Arc::new(pipeline::engine(fsms, options)?);
         let cache = TokenCache::new(engine.state_count(), options.max_cache_bytes);
         Ok(CompiledGrammar {
             engine,

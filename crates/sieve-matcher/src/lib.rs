@@ -19,6 +19,10 @@
 //!
 //! # Contract
 //!
+//! - Every grammar is compiled by the stages of [`pipeline`] (normalise, automata, backend),
+//!   each honouring its part of the caller's [`Options`]; [`CompiledGrammar::new`] and
+//!   [`ByteMatcher::new`] (the same recogniser over bytes, without a vocabulary) are their
+//!   composition.
 //! - [`Tokenizer`] (vocabulary + token trie) is built once per vocabulary and shared.
 //! - [`CompiledGrammar`] is immutable, `Send + Sync`, shared through an `Arc`; a [`Matcher`] is
 //!   cheap to create and owned by one request.
@@ -29,11 +33,14 @@
 //! - Every mutating call either succeeds or returns a [`MatcherError`] and leaves the matcher
 //!   exactly as it was.
 
+mod byte_matcher;
 mod compiled;
 mod engine;
 mod error;
 mod matcher;
+pub mod pipeline;
 
+pub use byte_matcher::ByteMatcher;
 pub use compiled::{CompileError, CompiledGrammar, Options, Tokenizer};
 pub use error::MatcherError;
 pub use matcher::Matcher;

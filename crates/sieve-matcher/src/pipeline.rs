@@ -1,0 +1,87 @@
+//! The compile pipeline, one public function per stage:
+//!
+//! ```text
+//! Grammar ──normalize──► Normalized ──automata──► GrammarFsms ──earley──► recogniser tables
+//!                                                       │
+//!                     CompiledGrammar::from_automata ◄──┴──► ByteMatcher::from_automata
+//!                     (with a Tokenizer: token masks)        (no vocabulary: bytes only)
+//! ```
+//!
+//! [`CompiledGrammar::new`] and [`ByteMatcher::new`] are the composition of these stages.
+//! Everything that compiles a grammar — the library, the `sieve` command, xtask and the
+//! benchmarks — goes through them, so a grammar compiles the same way everywhere and a caller
+//! that times the stages one by one times exactly what the library runs.
+//!
+//! ```
+//! use sieve_matcher::{pipeline, ByteMatcher, Options};
+//!
+//! let grammar = sieve_gbnf::compile(r#"root ::= "a"{2,3}"#, &Default::default()).unwrap();
+//! let options = Options::default();
+//! let normalized = pipeline::normalize(&grammar, &options).unwrap();
+//! let fsms = pipeline::automata(&normalized, &options).unwrap();
+//! let mut matcher = ByteMatcher::from_automata(&fsms, &options).unwrap();
+//! assert_eq!(matcher.push_byte(b'a'), Ok(true));
+//! assert!(!matcher.can_finish());
+//! assert_eq!(matcher.push_byte(b'a'), Ok(true));
+//! assert!(matcher.can_finish());
+//! ```
+//!
+//! # Invariants
+//!
+//! - Every stage takes its settings from the caller's [`Options`] (normalisation from
+//!   `normalize`, automata from `fsm`, the recogniser from `earley`) and from nowhere else: no
+//!   stage falls back to defaults of its own.
+//! - The automata are built from a [`Normalized`] grammar, whose type proves the normalised
+//!   form, so the automata stage does not check that contract again
+//!   (`sieve_fsm::Builder::build_normalized`).
+//! - Stages are pure: the same input and options give the same output.
+//!
+//! [`CompiledGrammar::new`]: crate::CompiledGrammar::new
+//! [`CompiledGrammar::from_automata`]: crate::CompiledGrammar::from_automata
+//! [`ByteMatcher::new`]: crate::ByteMatcher::new
+//! [`ByteMatcher::from_automata`]: crate::ByteMatcher::from_automata
+
+use std::sync::Arc;
+
+use sieve_earley::EarleyGrammar;
+use sieve_fsm::GrammarFsms;
+use sieve_ir::Grammar;
+use sieve_normalize::Normalized;
+
+use crate::engine::Engine;
+pub use crate::{CompileError, Options};
+
+/// Stage 1: runs the normalisation passes with `options.normalize`.
+///
+/// # Errors
+/// [`CompileError::Normalize`] when the grammar accepts nothing or grows past a limit.
+pub fn normalize(grammar: &Grammar, options: &Options) -> Result<Normalized, CompileError> {
+    Ok(sieve_normalize::normalize(grammar, &options.normalize)?)
+}
+
+/// Stage 2: builds one automaton per rule with `options.fsm`.
+///
+/// # Errors
+/// [`CompileError::Automata`] when the automata exceed a limit of `options.fsm`.
+pub fn automata(normalized: &Normalized, options: &Options) -> Result<GrammarFsms, CompileError> {
+    Ok(sieve_fsm::Builder::new(options.fsm.clone()).build_normalized(normalized)?)
+}
+
+/// Stage 3 of the default backend: the Earley recogniser's tables over `fsms`, with
+/// `options.earley`. [`crate::CompiledGrammar::from_automata`] and
+/// [`crate::ByteMatcher::from_automata`] run it; it is public for tools that study the backend
+/// itself (the `classify` benchmark).
+pub fn earley(fsms: &GrammarFsms, options: &Options) -> EarleyGrammar {
+    // Only the root may derive ε (the normalised form), so the root is nullable iff its own
+    // automaton accepts at its start.
+    let root_nullable = fsms
+        .automaton(fsms.root())
+        .fsm()
+        .is_some_and(|fsm| fsm.is_accepting(fsm.start()));
+    EarleyGrammar::new(fsms, root_nullable, options.earley.clone())
+}
+
+/// Stage 3 for the crate: the backend the options select, behind the [`Engine`] seam.
+pub(crate) fn engine(fsms: &GrammarFsms, options: &Options) -> Result<Engine, CompileError> {
+    Ok(Engine::Earley(Arc::new(earley(fsms, options))))
+}
