@@ -44,7 +44,6 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
             "sieve-jsonschema",
             "sieve-normalize",
             "sieve-fsm",
-            "sieve-earley",
             "sieve-vocab",
             "sieve-matcher",
         ],

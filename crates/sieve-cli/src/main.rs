@@ -149,9 +149,12 @@ impl GrammarArgs {
         PipelineOptions {
             format: self.format,
             root: self.root.clone(),
-            normalize: sieve_normalize::Config {
-                repetition_threshold: self.repetition_threshold,
-                ..sieve_normalize::Config::default()
+            compile: sieve_matcher::Options {
+                normalize: sieve_normalize::Config {
+                    repetition_threshold: self.repetition_threshold,
+                    ..sieve_normalize::Config::default()
+                },
+                ..sieve_matcher::Options::default()
             },
             json: self.schema.options(),
         }

@@ -1,12 +1,19 @@
 //! Loading a grammar file and running it through the stages, with errors rendered against the
 //! source (`file:line:col: message`, the line, a caret). JSON Schema errors have no span: they
 //! are rendered as `file: /json/pointer: keyword: message`.
+//!
+//! Past the front-end every command compiles through `sieve_matcher::pipeline` (or
+//! `CompiledGrammar::new` / `ByteMatcher::new`, its composition) with
+//! [`PipelineOptions::compile`], so the command-line settings reach every stage of every
+//! command.
 
 use std::path::Path;
 
 use clap::ValueEnum;
 use sieve_diagnostics::SourceFile;
+use sieve_fsm::GrammarFsms;
 use sieve_ir::Grammar;
+use sieve_normalize::Normalized;
 
 /// The kinds of grammar file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -41,8 +48,9 @@ pub struct PipelineOptions {
     pub format: Option<Format>,
     /// The root rule of GBNF/EBNF grammars.
     pub root: String,
-    /// Normalisation settings.
-    pub normalize: sieve_normalize::Config,
+    /// The settings of the compile stages (normalisation, automata, recogniser), handed to
+    /// `sieve_matcher::pipeline` by every command.
+    pub compile: sieve_matcher::Options,
     /// How JSON Schemas become grammars.
     pub json: sieve_jsonschema::Options,
 }
@@ -178,20 +186,23 @@ fn shown_keyword(keyword: &str) -> &str {
     }
 }
 
-/// Runs the normalisation passes.
+/// Runs the normalisation passes with `options.compile`.
 pub fn normalize(
     loaded: &Loaded,
     grammar: &Grammar,
     options: &PipelineOptions,
-) -> Result<Grammar, Diagnostics> {
-    sieve_normalize::normalize(grammar, &options.normalize)
+) -> Result<Normalized, Diagnostics> {
+    sieve_matcher::pipeline::normalize(grammar, &options.compile)
         .map_err(|e| Diagnostics(vec![format!("{}: {e}\n", loaded.name)]))
 }
 
-/// Builds the per-rule automata.
-pub fn automata(loaded: &Loaded, grammar: &Grammar) -> Result<sieve_fsm::GrammarFsms, Diagnostics> {
-    sieve_fsm::Builder::new(sieve_fsm::Config::new())
-        .build(grammar)
+/// Builds the per-rule automata with `options.compile`.
+pub fn automata(
+    loaded: &Loaded,
+    normalized: &Normalized,
+    options: &PipelineOptions,
+) -> Result<GrammarFsms, Diagnostics> {
+    sieve_matcher::pipeline::automata(normalized, &options.compile)
         .map_err(|e| Diagnostics(vec![format!("{}: {e}\n", loaded.name)]))
 }
 

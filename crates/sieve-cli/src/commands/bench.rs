@@ -251,11 +251,7 @@ fn compile(
 ) -> Result<Arc<CompiledGrammar>, String> {
     let loaded = pipeline::load(source, options)?;
     let grammar = pipeline::front_end(&loaded, options).map_err(|d| d.0.concat())?;
-    let compile_options = sieve_matcher::Options {
-        normalize: options.normalize.clone(),
-        ..Default::default()
-    };
-    CompiledGrammar::new(&grammar, tokenizer.clone(), &compile_options)
+    CompiledGrammar::new(&grammar, tokenizer.clone(), &options.compile)
         .map(Arc::new)
         .map_err(|e| format!("{}: {e}", loaded.name))
 }

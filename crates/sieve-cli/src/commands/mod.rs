@@ -24,7 +24,7 @@ pub fn check(path: &Path, options: &PipelineOptions) -> Result<ExitCode, String>
     let loaded = pipeline::load(path, options)?;
     let result = pipeline::front_end(&loaded, options).and_then(|parsed| {
         let normalized = pipeline::normalize(&loaded, &parsed, options)?;
-        let fsms = pipeline::automata(&loaded, &normalized)?;
+        let fsms = pipeline::automata(&loaded, &normalized, options)?;
         Ok((parsed, normalized, fsms))
     });
     Ok(match result {
@@ -53,7 +53,7 @@ pub fn ir(path: &Path, stage: Stage, options: &PipelineOptions) -> Result<ExitCo
         if stage == Stage::Normalized {
             return Ok(normalized.to_string());
         }
-        Ok(pipeline::automata(&loaded, &normalized)?.to_string())
+        Ok(pipeline::automata(&loaded, &normalized, options)?.to_string())
     });
     Ok(match text {
         Ok(text) => {

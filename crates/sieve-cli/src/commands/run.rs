@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
-use sieve_matcher::{CompiledGrammar, Matcher, Tokenizer};
+use sieve_matcher::{ByteMatcher, CompileError, CompiledGrammar, Matcher, Tokenizer};
 use sieve_vocab::Vocabulary;
 
 use crate::pipeline::{self, Constraint, PipelineOptions};
@@ -52,23 +52,13 @@ pub fn run_match(
             buffer
         }
     };
-    let normalized = sieve_normalize::normalize(&grammar, &options.normalize)
-        .map_err(|e| format!("normalisation: {e}"))?;
-    let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
-        .build(&normalized)
-        .map_err(|e| format!("automata: {e}"))?;
-    let root_nullable = fsms
-        .automaton(fsms.root())
-        .fsm()
-        .is_some_and(|fsm| fsm.is_accepting(fsm.start()));
-    let earley = Arc::new(sieve_earley::EarleyGrammar::new(
-        &fsms,
-        root_nullable,
-        sieve_earley::Config::default(),
-    ));
-    let mut parser = sieve_earley::Parser::new(earley);
+    let mut matcher = ByteMatcher::new(&grammar, &options.compile).map_err(|e| match e {
+        CompileError::Normalize(e) => format!("normalisation: {e}"),
+        CompileError::Automata(e) => format!("automata: {e}"),
+        e => e.to_string(),
+    })?;
     for (offset, &byte) in bytes.iter().enumerate() {
-        match parser.push_byte(byte) {
+        match matcher.push_byte(byte) {
             Ok(true) => {}
             Ok(false) => {
                 println!("rejected at byte {offset}");
@@ -77,7 +67,7 @@ pub fn run_match(
             Err(limit) => return Err(format!("at byte {offset}: {limit}")),
         }
     }
-    if parser.can_finish() {
+    if matcher.can_finish() {
         println!("accepted");
         Ok(ExitCode::SUCCESS)
     } else {
@@ -125,12 +115,8 @@ pub fn generate(
         Err(code) => return Ok(code),
     };
     let tokenizer = Arc::new(Tokenizer::new(Arc::new(vocabulary(args.tokenizer)?)));
-    let compile_options = sieve_matcher::Options {
-        normalize: options.normalize.clone(),
-        ..Default::default()
-    };
     let compiled = Arc::new(
-        CompiledGrammar::new(&grammar, tokenizer, &compile_options).map_err(|e| e.to_string())?,
+        CompiledGrammar::new(&grammar, tokenizer, &options.compile).map_err(|e| e.to_string())?,
     );
     let vocab = compiled.vocabulary().clone();
     let mut matcher = Matcher::new(compiled.clone());
