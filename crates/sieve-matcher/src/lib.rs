@@ -33,6 +33,7 @@
 //! - Every mutating call either succeeds or returns a [`MatcherError`] and leaves the matcher
 //!   exactly as it was.
 
+mod batch;
 mod byte_matcher;
 mod compiled;
 mod engine;
@@ -40,6 +41,7 @@ mod error;
 mod matcher;
 pub mod pipeline;
 
+pub use batch::{fill_next_token_bitmasks, BatchError, PARALLEL_MIN_BATCH};
 pub use byte_matcher::ByteMatcher;
 pub use compiled::{CompileError, CompiledGrammar, Options, Tokenizer};
 pub use error::MatcherError;
