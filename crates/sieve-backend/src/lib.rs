@@ -52,6 +52,14 @@ use sieve_vocab::TokenTrie;
 pub use limit::LimitError;
 pub use tokens::{push_range, Classification, TokenSet};
 
+/// What a bare key's classification depends on, as a value: two keys with equal fingerprints
+/// (in any two grammars compiled by the same backend) have equal bare classifications
+/// against the same trie, which lets classifications be shared across grammars. The words
+/// are backend-defined (a structural hash of the state's automaton and of everything it can
+/// reach, the state's canonical number, the bytes that may follow its rule).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Fingerprint(pub [u64; 6]);
+
 /// A scannable state of a backend, with or without a context.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Key {
@@ -144,4 +152,15 @@ pub trait Backend: Send + Sync + fmt::Debug {
     /// Sorts every text token of `trie` from `key` (see the crate docs for what the sets
     /// promise). A pure function of the key and the trie.
     fn classify(&self, key: Key, trie: &TokenTrie) -> Classification;
+
+    /// A rough relative cost of classifying `state` (for ordering ahead-of-time work, costliest
+    /// first): e.g. how many first bytes it allows.
+    fn cost_hint(&self, state: u32) -> u32 {
+        let _ = state;
+        1
+    }
+
+    /// The fingerprint of `state`'s bare classification, or `None` when the backend cannot
+    /// name one soundly (then the classification is never shared across grammars).
+    fn fingerprint(&self, state: u32) -> Option<Fingerprint>;
 }

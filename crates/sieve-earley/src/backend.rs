@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use sieve_backend::{Backend, Classification, Key, Recognizer};
+use sieve_backend::{Backend, Classification, Fingerprint, Key, Recognizer};
 use sieve_ir::ByteClass;
 use sieve_vocab::TokenTrie;
 
@@ -66,6 +66,44 @@ impl Backend for EarleyGrammar {
     /// States with byte edges.
     fn is_scannable(&self, key: u32) -> bool {
         self.states[key as usize].class != crate::grammar::NO_CLASS
+    }
+
+    /// The number of bytes the state has edges for.
+    fn cost_hint(&self, state: u32) -> u32 {
+        let class = self.states[state as usize].class;
+        if class == crate::grammar::NO_CLASS {
+            0
+        } else {
+            self.classes[class as usize].len() as u32
+        }
+    }
+
+    /// The structural hash of the state's rule (which covers every rule it can reach), the
+    /// state's canonical number in it, and FOLLOW of the rule: all a bare classification
+    /// reads (the walk descends only into rules the hash covers, and leaves the state's own
+    /// rule only through FOLLOW). The first word also names this backend and the walk's
+    /// limits, which change the result.
+    fn fingerprint(&self, state: u32) -> Option<Fingerprint> {
+        const EARLEY_STATIC_WALK_V1: u64 = 0x4541_524c_4559_0001;
+        let info = self.states[state as usize];
+        let hash = self.rule_hash[info.rule as usize]?;
+        let canonical = self.canonical[state as usize];
+        if canonical == u32::MAX {
+            return None;
+        }
+        let mut follow = [0u64; 4];
+        for byte in self.follow[info.rule as usize].iter() {
+            follow[byte as usize / 64] |= 1 << (byte % 64);
+        }
+        Some(Fingerprint([
+            hash ^ EARLEY_STATIC_WALK_V1.rotate_left(crate::within::MAX_STACK as u32)
+                ^ (crate::within::MAX_CONFIGS as u64),
+            u64::from(canonical),
+            follow[0],
+            follow[1],
+            follow[2],
+            follow[3],
+        ]))
     }
 
     fn classify(&self, key: Key, trie: &TokenTrie) -> Classification {

@@ -95,6 +95,10 @@ pub struct EarleyGrammar {
     /// Per rule, FIRST and FOLLOW over bytes (see `within.rs`).
     pub(crate) first: Vec<ByteClass>,
     pub(crate) follow: Vec<ByteClass>,
+    /// Per rule, its structural hash (`sieve_fsm::GrammarFsms::hash`).
+    pub(crate) rule_hash: Vec<Option<u64>>,
+    /// Per state, its canonical number within its rule, or `u32::MAX` without one.
+    pub(crate) canonical: Vec<u32>,
 }
 
 fn to_u32(n: usize) -> u32 {
@@ -134,13 +138,20 @@ impl EarleyGrammar {
             config,
             first: Vec::new(),
             follow: Vec::new(),
+            rule_hash: fsms.rule_ids().map(|r| fsms.hash(r)).collect(),
+            canonical: Vec::with_capacity(next),
         };
+        let rule_ids: Vec<sieve_ir::RuleId> = fsms.rule_ids().collect();
         let mut class_ids: HashMap<ByteClass, u32> = HashMap::new();
         for (rule, automaton) in automata.iter().enumerate() {
             let base = g.start[rule];
             match automaton {
                 RuleAutomaton::Regular(fsm) => {
                     for state in fsm.states() {
+                        g.canonical.push(
+                            fsms.canonical_state(rule_ids[rule], state)
+                                .unwrap_or(u32::MAX),
+                        );
                         let (b0, r0, e0) =
                             (g.byte_edges.len(), g.rule_edges.len(), g.eps_edges.len());
                         let mut class = ByteClass::EMPTY;
@@ -182,6 +193,7 @@ impl EarleyGrammar {
                     }
                 }
                 RuleAutomaton::Counted { item, min, max } => {
+                    g.canonical.push(u32::MAX);
                     g.counted.push(Counted {
                         item: to_u32(item.index()),
                         min: *min,
@@ -200,20 +212,25 @@ impl EarleyGrammar {
                 }
                 // `RuleAutomaton` is non-exhaustive; an unknown kind is a rule that matches
                 // nothing (a state with no edges that does not accept).
-                _ => g.states.push(StateInfo {
-                    rule: to_u32(rule),
-                    accepting: false,
-                    final_only: false,
-                    class: NO_CLASS,
-                    counted: NOT_COUNTED,
-                    bytes: (0, 0),
-                    rules: (0, 0),
-                    eps: (0, 0),
-                }),
+                _ => {
+                    g.canonical.push(u32::MAX);
+                    g.states.push(StateInfo {
+                        rule: to_u32(rule),
+                        accepting: false,
+                        final_only: false,
+                        class: NO_CLASS,
+                        counted: NOT_COUNTED,
+                        bytes: (0, 0),
+                        rules: (0, 0),
+                        eps: (0, 0),
+                    });
+                }
             }
         }
         g.compute_nullable();
-        if root_nullable {
+        if root_nullable && !g.nullable[g.root as usize] {
+            // Nullability the automata do not show: a structural fingerprint would miss it.
+            g.rule_hash.fill(None);
             g.nullable[g.root as usize] = true;
         }
         (g.first, g.follow) = crate::within::first_and_follow(&g);

@@ -6,7 +6,7 @@ use sieve_backend::Backend;
 
 use sieve_fsm::GrammarFsms;
 use sieve_ir::Grammar;
-use sieve_tokencache::{CacheStats, TokenCache};
+use sieve_tokencache::{CacheStats, SharedStore, StoreStats, TokenCache};
 use sieve_vocab::{TokenId, TokenTrie, Vocabulary};
 
 use crate::engine::Engine;
@@ -25,6 +25,36 @@ pub struct Options {
     /// The most bytes the token-mask cache of one compiled grammar keeps. Past it, states
     /// not yet cached are classified again at each mask (correct, slower). Default 256 MiB.
     pub max_cache_bytes: usize,
+    /// Whether token classifications are shared with every grammar compiled against the
+    /// same [`Tokenizer`] (its store, keyed by structure: see [`Tokenizer::store_stats`]).
+    /// Default `true`.
+    pub share_classifications: bool,
+    /// Whether states are classified while compiling, rather than when a mask first meets
+    /// them. Default [`AheadOfTime::Off`].
+    pub ahead_of_time: AheadOfTime,
+}
+
+/// When a compiled grammar classifies its states (see [`Options::ahead_of_time`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AheadOfTime {
+    /// Only when a mask first meets a state (just in time).
+    #[default]
+    Off,
+    /// Every state at compile time; `parallel` runs them across rayon's threads (the pool
+    /// `CompiledGrammar::new` is called in).
+    All {
+        /// Whether to use rayon's threads.
+        parallel: bool,
+    },
+    /// The costliest states first, starting no new one after `budget` has passed; the
+    /// rest just in time.
+    Within {
+        /// The time allowed.
+        budget: std::time::Duration,
+        /// Whether to use rayon's threads.
+        parallel: bool,
+    },
 }
 
 impl Default for Options {
@@ -34,6 +64,8 @@ impl Default for Options {
             fsm: sieve_fsm::Config::default(),
             earley: sieve_earley::Config::default(),
             max_cache_bytes: 256 << 20,
+            share_classifications: true,
+            ahead_of_time: AheadOfTime::Off,
         }
     }
 }
@@ -50,20 +82,40 @@ pub enum CompileError {
     Automata(#[from] sieve_fsm::BuildError),
 }
 
-/// A vocabulary prepared for mask computation: the vocabulary and its token trie. Built once
-/// per tokenizer (tens of milliseconds for 200k tokens) and shared by every grammar compiled
-/// against it, like XGrammar's `TokenizerInfo`.
+/// A vocabulary prepared for mask computation: the vocabulary, its token trie, and the store
+/// of token classifications shared by every grammar compiled against it (keyed by structure,
+/// so a second schema reuses the string, number and object rules of a first). Built once per
+/// tokenizer (tens of milliseconds for 200k tokens), like XGrammar's `TokenizerInfo`.
 #[derive(Debug)]
 pub struct Tokenizer {
     vocab: Arc<Vocabulary>,
     trie: TokenTrie,
+    store: Arc<SharedStore>,
 }
 
+/// The default byte budget of a [`Tokenizer`]'s shared classification store.
+pub const DEFAULT_STORE_BYTES: usize = 512 << 20;
+
 impl Tokenizer {
-    /// Builds the trie of `vocab`.
+    /// Builds the trie of `vocab`, with a shared store of [`DEFAULT_STORE_BYTES`].
     pub fn new(vocab: Arc<Vocabulary>) -> Tokenizer {
+        Tokenizer::with_store_budget(vocab, DEFAULT_STORE_BYTES)
+    }
+
+    /// Builds the trie of `vocab`, with a shared store of at most `bytes` (least recently
+    /// used classifications are evicted past it; 0 shares nothing).
+    pub fn with_store_budget(vocab: Arc<Vocabulary>, bytes: usize) -> Tokenizer {
         let trie = TokenTrie::new(&vocab);
-        Tokenizer { vocab, trie }
+        Tokenizer {
+            vocab,
+            trie,
+            store: Arc::new(SharedStore::new(bytes)),
+        }
+    }
+
+    /// Counters of the shared classification store (hits, misses, evictions, size).
+    pub fn store_stats(&self) -> StoreStats {
+        self.store.stats()
     }
 
     /// The vocabulary.
@@ -115,7 +167,20 @@ impl CompiledGrammar {
         options: &Options,
     ) -> Result<CompiledGrammar, CompileError> {
         let engine = Arc::new(pipeline::engine(fsms, options)?);
-        let cache = TokenCache::new(engine.state_count(), options.max_cache_bytes);
+        let mut cache = TokenCache::new(engine.state_count(), options.max_cache_bytes);
+        if options.share_classifications {
+            cache = cache.sharing(tokenizer.store.clone());
+        }
+        let (deadline, parallel) = match options.ahead_of_time {
+            AheadOfTime::Off => (None, false),
+            AheadOfTime::All { parallel } => (Some(None), parallel),
+            AheadOfTime::Within { budget, parallel } => {
+                (Some(Some(std::time::Instant::now() + budget)), parallel)
+            }
+        };
+        if let Some(deadline) = deadline {
+            cache.precompute(&*engine, &tokenizer.trie, deadline, parallel);
+        }
         Ok(CompiledGrammar {
             engine,
             tokenizer,

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use sieve_backend::{Backend, Classification, Key, LimitError, Recognizer};
+use sieve_backend::{Backend, Classification, Fingerprint, Key, LimitError, Recognizer};
 use sieve_earley::{EarleyGrammar, Parser};
 use sieve_ir::ByteClass;
 use sieve_vocab::TokenTrie;
@@ -99,6 +99,18 @@ impl Backend for Engine {
     fn is_scannable(&self, state: u32) -> bool {
         match self {
             Engine::Earley(g) => g.is_scannable(state),
+        }
+    }
+
+    fn cost_hint(&self, state: u32) -> u32 {
+        match self {
+            Engine::Earley(g) => g.cost_hint(state),
+        }
+    }
+
+    fn fingerprint(&self, state: u32) -> Option<Fingerprint> {
+        match self {
+            Engine::Earley(g) => g.fingerprint(state),
         }
     }
 

@@ -43,9 +43,11 @@ pub mod pipeline;
 
 pub use batch::{fill_next_token_bitmasks, BatchError, PARALLEL_MIN_BATCH};
 pub use byte_matcher::ByteMatcher;
-pub use compiled::{CompileError, CompiledGrammar, Options, Tokenizer};
+pub use compiled::{
+    AheadOfTime, CompileError, CompiledGrammar, Options, Tokenizer, DEFAULT_STORE_BYTES,
+};
 pub use error::MatcherError;
 pub use matcher::Matcher;
 pub use sieve_backend::LimitError;
-pub use sieve_tokencache::CacheStats;
+pub use sieve_tokencache::{CacheStats, StoreStats};
 pub use sieve_vocab::TokenId;

@@ -7,7 +7,6 @@
 //! so a rule shared by many callers (a JSON string) is classified once, and a rule whose
 //! tokens run on into its caller (a statement list in a C block) once per caller.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,6 +15,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 use sieve_backend::{Backend, Classification, Key, LimitError, Recognizer};
 use sieve_vocab::TokenTrie;
 
+use crate::store::SharedStore;
 use crate::walk;
 
 /// A state whose bare classification leaves more uncertain tokens than this is classified
@@ -36,29 +36,14 @@ pub struct CacheStats {
 /// One lazily computed [`Classification`] per key of a backend, against one trie.
 #[derive(Debug)]
 pub struct TokenCache {
-    bare: Vec<OnceLock<Classification>>,
+    bare: Vec<OnceLock<Arc<Classification>>>,
+    /// Where bare classifications are shared with other grammars of the same tokenizer.
+    store: Option<Arc<SharedStore>>,
     with_context: RwLock<HashMap<u64, Arc<Classification>>>,
     /// Bytes of the entries stored so far, and the most that may be stored.
     used: AtomicUsize,
     budget: usize,
     refine_above: usize,
-}
-
-/// A classification held by the cache, or computed for one use past the budget.
-enum Entry<'a> {
-    Bare(Cow<'a, Classification>),
-    Shared(Arc<Classification>),
-}
-
-impl std::ops::Deref for Entry<'_> {
-    type Target = Classification;
-
-    fn deref(&self) -> &Classification {
-        match self {
-            Entry::Bare(c) => c,
-            Entry::Shared(c) => c,
-        }
-    }
 }
 
 impl TokenCache {
@@ -74,11 +59,19 @@ impl TokenCache {
     pub fn with_refinement(state_count: usize, budget: usize, refine_above: usize) -> TokenCache {
         TokenCache {
             bare: (0..state_count).map(|_| OnceLock::new()).collect(),
+            store: None,
             with_context: RwLock::new(HashMap::new()),
             used: AtomicUsize::new(0),
             budget,
             refine_above,
         }
+    }
+
+    /// Shares bare classifications through `store` (see [`SharedStore`]): looked up there
+    /// before classifying, put there after.
+    pub fn sharing(mut self, store: Arc<SharedStore>) -> TokenCache {
+        self.store = Some(store);
+        self
     }
 
     /// Whether `state`'s bare classification is stored.
@@ -95,28 +88,40 @@ impl TokenCache {
             .is_ok()
     }
 
-    /// The bare classification of `state`: stored on first use while the budget lasts,
-    /// computed afresh (and not kept) after that.
+    /// The bare classification of `state`: from this cache, else from the shared store,
+    /// else computed (and put in the store); kept here while the budget lasts, used once
+    /// and dropped after that.
     pub fn get<B: Backend + ?Sized>(
         &self,
         backend: &B,
         trie: &TokenTrie,
         state: u32,
-    ) -> Cow<'_, Classification> {
+    ) -> Arc<Classification> {
         let slot = &self.bare[state as usize];
         if let Some(entry) = slot.get() {
-            return Cow::Borrowed(entry);
+            return entry.clone();
         }
-        let entry = backend.classify(Key::bare(state), trie);
+        let fingerprint = self
+            .store
+            .as_ref()
+            .and_then(|store| Some((store, backend.fingerprint(state)?)));
+        let shared = fingerprint.and_then(|(store, f)| store.get(&f));
+        let entry = match shared {
+            Some(entry) => entry,
+            None => {
+                let entry = Arc::new(backend.classify(Key::bare(state), trie));
+                match fingerprint {
+                    Some((store, f)) => store.insert(f, entry),
+                    None => entry,
+                }
+            }
+        };
         let size = entry.heap_bytes();
-        if !self.reserve(size) {
-            return Cow::Owned(entry);
-        }
-        if slot.set(entry).is_err() {
+        if self.reserve(size) && slot.set(entry.clone()).is_err() {
             // Another thread stored this state first; give the reservation back.
             self.used.fetch_sub(size, Ordering::Relaxed);
         }
-        Cow::Borrowed(slot.get().expect("set above or by another thread"))
+        entry
     }
 
     /// The classification of a key with a context, kept like [`TokenCache::get`]'s.
@@ -154,18 +159,35 @@ impl TokenCache {
         entry
     }
 
-    /// Classifies the bare keys of `states` now (ahead of time), skipping those stored.
+    /// Classifies the bare keys of every scannable state now (ahead of time), costliest
+    /// first by [`Backend::cost_hint`], across rayon's threads when `parallel`, and stops
+    /// starting new ones once `deadline` has passed. Returns how many states were
+    /// classified (or found shared).
     pub fn precompute<B: Backend + ?Sized>(
         &self,
         backend: &B,
         trie: &TokenTrie,
-        states: impl IntoIterator<Item = u32>,
-    ) {
-        for state in states {
-            if !self.is_cached(state) {
+        deadline: Option<std::time::Instant>,
+        parallel: bool,
+    ) -> usize {
+        let mut states: Vec<u32> = (0..backend.state_count() as u32)
+            .filter(|&s| backend.is_scannable(s) && !self.is_cached(s))
+            .collect();
+        states.sort_by_key(|&s| std::cmp::Reverse(backend.cost_hint(s)));
+        let done = AtomicUsize::new(0);
+        let one = |&state: &u32| {
+            if deadline.is_none_or(|d| std::time::Instant::now() < d) {
                 self.get(backend, trie, state);
+                done.fetch_add(1, Ordering::Relaxed);
             }
+        };
+        if parallel {
+            use rayon::prelude::*;
+            states.par_iter().for_each(one);
+        } else {
+            states.iter().for_each(one);
         }
+        done.into_inner()
     }
 
     /// Figures about the stored entries.
@@ -204,15 +226,15 @@ impl TokenCache {
             let state = keys[i].state;
             let end = i + keys[i..].partition_point(|k| k.state == state);
             let bare = self.get(backend, trie, state);
-            let refine =
-                bare.uncertain_count() > self.refine_above && keys[i..end].iter().all(Key::has_context);
-            let entries: Vec<Entry<'_>> = if refine {
+            let refine = bare.uncertain_count() > self.refine_above
+                && keys[i..end].iter().all(Key::has_context);
+            let entries: Vec<Arc<Classification>> = if refine {
                 keys[i..end]
                     .iter()
-                    .map(|&key| Entry::Shared(self.get_with_context(backend, trie, key)))
+                    .map(|&key| self.get_with_context(backend, trie, key))
                     .collect()
             } else {
-                vec![Entry::Bare(bare)]
+                vec![bare]
             };
             for entry in &entries {
                 entry.accepted.or_into(mask);

@@ -16,7 +16,11 @@
 //!   on error.
 
 mod cache;
+mod store;
 mod walk;
 
 pub use cache::{CacheStats, TokenCache, REFINE_ABOVE};
-pub use sieve_backend::{Backend, Classification, Key, LimitError, Recognizer, TokenSet};
+pub use sieve_backend::{
+    Backend, Classification, Fingerprint, Key, LimitError, Recognizer, TokenSet,
+};
+pub use store::{SharedStore, StoreStats};

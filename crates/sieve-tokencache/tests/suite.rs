@@ -71,7 +71,9 @@ fn masks_equal_brute_force_with_and_without_contexts() {
             TokenCache::with_refinement(Backend::state_count(&*g), 0, 0),
         ];
         for seed in 0..3 {
-            let Some(sentence) = reference.sample(seed, 6) else { continue };
+            let Some(sentence) = reference.sample(seed, 6) else {
+                continue;
+            };
             let mut recognizer = g.recognizer();
             let mut at = 0;
             loop {

@@ -1,0 +1,141 @@
+//! The classification store shared across grammars: a second schema that shares rules with a
+//! first reuses their classifications, and its masks are the same as without sharing.
+
+use std::sync::Arc;
+
+use sieve_matcher::{AheadOfTime, CompiledGrammar, Matcher, Options, Tokenizer};
+use sieve_vocab::Vocabulary;
+
+fn schema(text: &str) -> sieve_ir::Grammar {
+    let value: serde_json::Value = serde_json::from_str(text).expect("JSON");
+    let options = sieve_jsonschema::Options {
+        escapes: sieve_jsonschema::Escapes::Canonical,
+        ..Default::default()
+    };
+    sieve_jsonschema::compile(&value, &options)
+        .expect("compiles")
+        .grammar
+}
+
+fn compile(
+    grammar: &sieve_ir::Grammar,
+    tokenizer: &Arc<Tokenizer>,
+    share: bool,
+) -> Arc<CompiledGrammar> {
+    let options = Options {
+        share_classifications: share,
+        ..Options::default()
+    };
+    Arc::new(CompiledGrammar::new(grammar, tokenizer.clone(), &options).expect("compiles"))
+}
+
+/// The masks along `text`, fed a byte at a time as single-byte tokens would be... fed as
+/// the longest tokens of the vocabulary instead, like a real tokenizer.
+fn masks_along(compiled: &Arc<CompiledGrammar>, text: &str) -> Vec<Vec<u32>> {
+    let trie = compiled.trie();
+    let mut matcher = Matcher::new(compiled.clone());
+    let mut masks = Vec::new();
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    loop {
+        let mut mask = vec![0u32; compiled.bitmask_words()];
+        matcher.fill_next_token_bitmask(&mut mask).expect("mask");
+        masks.push(mask);
+        if at == bytes.len() {
+            break;
+        }
+        let (len, id) = (1..=(bytes.len() - at).min(16))
+            .rev()
+            .find_map(|len| trie.find(&bytes[at..at + len]).map(|id| (len, id)))
+            .expect("single bytes are tokens");
+        matcher.accept_token(id.as_u32()).expect("on the sample");
+        at += len;
+    }
+    masks
+}
+
+const FIRST: &str = r#"{"type": "object", "properties": {
+    "name": {"type": "string"}, "age": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}}},
+    "required": ["name", "age", "tags"], "additionalProperties": false}"#;
+/// A schema that embeds the first as a property (tool parameters reused in a larger schema):
+/// its object's members rule, with the string, integer and array states inside it, is the
+/// first schema's, structurally.
+fn second_schema() -> String {
+    format!(
+        r#"{{"type": "object", "properties": {{"id": {{"type": "integer"}}, "person": {FIRST}}},
+        "required": ["id", "person"], "additionalProperties": false}}"#
+    )
+}
+
+#[test]
+fn a_second_schema_reuses_the_first_ones_classifications() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let tokenizer = Arc::new(Tokenizer::new(vocab.clone()));
+    let first = compile(&schema(FIRST), &tokenizer, true);
+    masks_along(&first, r#"{"name":"Ada","age":36,"tags":["x","yz"]}"#);
+    let after_first = tokenizer.store_stats();
+    assert!(after_first.entries > 0, "{after_first:?}");
+
+    let second = compile(&schema(&second_schema()), &tokenizer, true);
+    let text = r#"{"id":1,"person":{"name":"Go","age":7,"tags":["a","bc"]}}"#;
+    let shared = masks_along(&second, text);
+    let after_second = tokenizer.store_stats();
+    let hits = after_second.hits - after_first.hits;
+    assert!(
+        hits >= 3,
+        "the string, integer and array states are shared: {after_second:?}"
+    );
+
+    // Sharing changes where classifications come from, never the masks.
+    let alone = Arc::new(Tokenizer::new(vocab));
+    let unshared = masks_along(&compile(&schema(&second_schema()), &alone, false), text);
+    assert!(shared == unshared, "masks differ with sharing");
+    assert_eq!(alone.store_stats().entries, 0);
+}
+
+#[test]
+fn a_store_of_zero_bytes_keeps_nothing_and_masks_stay_the_same() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let tokenizer = Arc::new(Tokenizer::with_store_budget(vocab.clone(), 0));
+    let text = r#"{"name":"Ada","age":36,"tags":[]}"#;
+    let masks = masks_along(&compile(&schema(FIRST), &tokenizer, true), text);
+    assert_eq!(tokenizer.store_stats().entries, 0);
+    let fresh = Arc::new(Tokenizer::new(vocab));
+    assert!(masks == masks_along(&compile(&schema(FIRST), &fresh, false), text));
+}
+
+#[test]
+fn ahead_of_time_classification_gives_the_same_masks() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let text = r#"{"name":"Ada","age":36,"tags":["x"]}"#;
+    let lazy = masks_along(
+        &compile(
+            &schema(FIRST),
+            &Arc::new(Tokenizer::new(vocab.clone())),
+            false,
+        ),
+        text,
+    );
+    for ahead in [
+        AheadOfTime::All { parallel: false },
+        AheadOfTime::All { parallel: true },
+        AheadOfTime::Within {
+            budget: std::time::Duration::ZERO,
+            parallel: false,
+        },
+    ] {
+        let tokenizer = Arc::new(Tokenizer::new(vocab.clone()));
+        let options = Options {
+            ahead_of_time: ahead,
+            share_classifications: false,
+            ..Options::default()
+        };
+        let compiled = Arc::new(CompiledGrammar::new(&schema(FIRST), tokenizer, &options).unwrap());
+        let classified = compiled.cache_stats().entries;
+        match ahead {
+            AheadOfTime::Within { .. } => assert!(classified <= 1, "{classified}"),
+            _ => assert!(classified > 10, "{classified}"),
+        }
+        assert!(masks_along(&compiled, text) == lazy, "{ahead:?}");
+    }
+}
