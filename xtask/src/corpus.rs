@@ -25,7 +25,8 @@ fn gbnf_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), String> {
     Ok(())
 }
 
-/// Compiles one grammar through every stage; the summary or the rendered errors.
+/// Compiles one grammar through the front-end and the library's pipeline (normalisation,
+/// automata) with its default options; the summary or the rendered errors.
 fn compile(path: &Path) -> Result<String, String> {
     let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
     let name = path.display().to_string();
@@ -37,11 +38,11 @@ fn compile(path: &Path) -> Result<String, String> {
             .map(|e| source.render_error(e))
             .collect::<String>()
     })?;
-    let normalized = sieve_normalize::normalize(&parsed, &sieve_normalize::Config::default())
-        .map_err(|e| e.to_string())?;
-    let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
-        .build(&normalized)
-        .map_err(|e| e.to_string())?;
+    let options = sieve_matcher::Options::default();
+    let normalized =
+        sieve_matcher::pipeline::normalize(&parsed, &options).map_err(|e| e.to_string())?;
+    let fsms =
+        sieve_matcher::pipeline::automata(&normalized, &options).map_err(|e| e.to_string())?;
     Ok(format!(
         "{} rules, {} normalised, {} FSM states",
         parsed.rules().len(),

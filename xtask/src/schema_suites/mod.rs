@@ -7,7 +7,8 @@
 //!
 //! Each schema is compiled with the default [`sieve_jsonschema::Options`] (strict, compact,
 //! schema property order); each instance is serialised with `serde_json::to_string` (compact,
-//! key order kept) and recognised by the default backend (normalise → automata → Earley).
+//! key order kept) and recognised by a `sieve_matcher::ByteMatcher` (the library's compile
+//! pipeline with its default options: normalise → automata → Earley).
 //! A valid instance rejected there is tried again against the schema compiled with
 //! [`sieve_jsonschema::PropertyOrder::Any`], since instances need not list properties in the
 //! schema's order. Every instance lands in one [`Category`].
@@ -27,12 +28,11 @@ use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use sieve_earley::{EarleyGrammar, Parser};
 use sieve_jsonschema::{Options, PropertyOrder};
+use sieve_matcher::{ByteMatcher, CompileError};
 
 use load::{Case, Job};
 
@@ -350,8 +350,8 @@ fn run_case(case: &Case) -> (String, Vec<Category>) {
     ("ok".to_owned(), categories)
 }
 
-/// A compiled schema, ready to recognise texts.
-struct Recognizer(Arc<EarleyGrammar>);
+/// A compiled schema, ready to recognise texts: a byte matcher at the start of the input.
+struct Recognizer(ByteMatcher);
 
 impl Recognizer {
     /// Compiles with the default options but `order`; the error is the schema's status.
@@ -371,29 +371,21 @@ impl Recognizer {
                 })
             )
         })?;
-        let normalized =
-            sieve_normalize::normalize(&compiled.grammar, &sieve_normalize::Config::default())
-                .map_err(|_| "unsupported:Pipeline:normalize".to_owned())?;
-        let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
-            .build(&normalized)
-            .map_err(|_| "unsupported:Pipeline:automata".to_owned())?;
-        let root_nullable = fsms
-            .automaton(fsms.root())
-            .fsm()
-            .is_some_and(|fsm| fsm.is_accepting(fsm.start()));
-        Ok(Recognizer(Arc::new(EarleyGrammar::new(
-            &fsms,
-            root_nullable,
-            sieve_earley::Config::default(),
-        ))))
+        let matcher = ByteMatcher::new(&compiled.grammar, &sieve_matcher::Options::default())
+            .map_err(|e| match e {
+                CompileError::Normalize(_) => "unsupported:Pipeline:normalize".to_owned(),
+                CompileError::Automata(_) => "unsupported:Pipeline:automata".to_owned(),
+                _ => "unsupported:Pipeline:compile".to_owned(),
+            })?;
+        Ok(Recognizer(matcher))
     }
 
     /// Whether the whole text is in the language; a recogniser limit counts as a rejection.
     fn accepts(&self, text: &[u8]) -> bool {
-        let mut parser = Parser::new(self.0.clone());
+        let mut matcher = self.0.clone();
         text.iter()
-            .all(|&byte| matches!(parser.push_byte(byte), Ok(true)))
-            && parser.can_finish()
+            .all(|&byte| matches!(matcher.push_byte(byte), Ok(true)))
+            && matcher.can_finish()
     }
 }
 
