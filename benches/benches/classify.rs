@@ -18,6 +18,7 @@ use serde_json::Value;
 use sieve_backend::{Backend, Key};
 use sieve_earley::EarleyGrammar;
 use sieve_ir::Grammar;
+use sieve_matcher::pipeline;
 use sieve_vocab::{TokenTrie, Vocabulary};
 
 /// The `sieve` binary's allocator, so figures here are the ones the command shows.
@@ -180,7 +181,7 @@ fn list_states(grammars: &[(String, Grammar)], trie: &TokenTrie, name: &str) -> 
             rows.push((c.uncertain_count(), c.accepted.len(), ms, state));
         }
     }
-    rows.sort_by(|a, b| b.0.cmp(&a.0));
+    rows.sort_by_key(|row| std::cmp::Reverse(row.0));
     for (uncertain, accepted, ms, state) in rows {
         println!("state {state}: {accepted} accepted, {uncertain} uncertain, {ms:.3} ms");
     }
@@ -226,18 +227,13 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
-/// The Earley tables of `grammar`, compiled as `CompiledGrammar::new` does.
+/// The Earley tables of `grammar`, compiled by the library's pipeline as
+/// `CompiledGrammar::new` does.
 fn engine(grammar: &Grammar) -> Option<EarleyGrammar> {
     let options = sieve_matcher::Options::default();
-    let normalized = sieve_normalize::normalize(grammar, &options.normalize).ok()?;
-    let fsms = sieve_fsm::Builder::new(options.fsm.clone())
-        .build(&normalized)
-        .ok()?;
-    let root_nullable = fsms
-        .automaton(fsms.root())
-        .fsm()
-        .is_some_and(|fsm| fsm.is_accepting(fsm.start()));
-    Some(EarleyGrammar::new(&fsms, root_nullable, options.earley))
+    let normalized = pipeline::normalize(grammar, &options).ok()?;
+    let fsms = pipeline::automata(&normalized, &options).ok()?;
+    Some(pipeline::earley(&fsms, &options))
 }
 
 fn load_trie(manifest: &Path) -> Result<TokenTrie, String> {
