@@ -67,6 +67,8 @@ pub struct Key {
     pub state: u32,
     /// What the state's rule returns to, or [`Key::NO_CONTEXT`]: backend-defined.
     pub context: u32,
+    /// More about the context (backend-defined; 0 without a context).
+    pub detail: u32,
 }
 
 impl Key {
@@ -78,17 +80,13 @@ impl Key {
         Key {
             state,
             context: Key::NO_CONTEXT,
+            detail: 0,
         }
     }
 
     /// Whether the key has a context.
     pub fn has_context(&self) -> bool {
         self.context != Key::NO_CONTEXT
-    }
-
-    /// The key as one number (for hash maps).
-    pub fn packed(&self) -> u64 {
-        u64::from(self.state) << 32 | u64::from(self.context)
     }
 }
 

@@ -42,11 +42,16 @@ impl Recognizer for Parser {
 
     /// A scan item's context is the state its rule returns to: for each item waiting on the
     /// rule where it started, that item's state after the rule.
+    /// (The key's detail is the waiting item's count when its state is counted.)
     fn keys(&self, out: &mut Vec<Key>) {
         self.scan_contexts(|state, context| {
-            out.push(Key {
-                state,
-                context: context.unwrap_or(Key::NO_CONTEXT),
+            out.push(match context {
+                Some((ret, count)) => Key {
+                    state,
+                    context: ret,
+                    detail: count,
+                },
+                None => Key::bare(state),
             });
         });
     }
@@ -107,7 +112,15 @@ impl Backend for EarleyGrammar {
     }
 
     fn classify(&self, key: Key, trie: &TokenTrie) -> Classification {
-        let context = key.has_context().then_some(key.context);
+        let context = key.has_context().then(|| {
+            let counted = self.states[key.context as usize].counted != crate::grammar::NOT_COUNTED;
+            let count = if counted {
+                key.detail
+            } else {
+                crate::grammar::NOT_COUNTED
+            };
+            (key.context, count)
+        });
         crate::classify::classify(self, trie, key.state, context)
     }
 }

@@ -65,7 +65,12 @@ struct Dfa<'g> {
 }
 
 impl<'g> Dfa<'g> {
-    fn new(g: &'g EarleyGrammar, state: u32, context: Option<u32>, max_rows: usize) -> Dfa<'g> {
+    fn new(
+        g: &'g EarleyGrammar,
+        state: u32,
+        context: Option<(u32, u32)>,
+        max_rows: usize,
+    ) -> Dfa<'g> {
         let mut walk = StaticWalk::new(g);
         let start = walk.start_in(state, context);
         let mut dfa = Dfa {
@@ -183,13 +188,13 @@ impl Dfa<'_> {
 /// Sorts every text token of `trie` from a scan item in `state` (see the module docs; the
 /// promises are `sieve_backend`'s).
 ///
-/// With a `context`, the state's rule returns to that state of its caller when complete (see
-/// `StaticWalk::start_in`).
+/// With a `context`, the state's rule returns to that state of its caller (with that count,
+/// for a counted state) when complete (see `StaticWalk::start_in`).
 pub(crate) fn classify(
     g: &EarleyGrammar,
     trie: &TokenTrie,
     state: u32,
-    context: Option<u32>,
+    context: Option<(u32, u32)>,
 ) -> Classification {
     classify_with_max_rows(g, trie, state, context, MAX_ROWS)
 }
@@ -198,7 +203,7 @@ fn classify_with_max_rows(
     g: &EarleyGrammar,
     trie: &TokenTrie,
     state: u32,
-    context: Option<u32>,
+    context: Option<(u32, u32)>,
     max_rows: usize,
 ) -> Classification {
     let mut dfa = Dfa::new(g, state, context, max_rows);
@@ -412,7 +417,7 @@ mod tests {
         g: &EarleyGrammar,
         trie: &TokenTrie,
         state: u32,
-        context: Option<u32>,
+        context: Option<(u32, u32)>,
     ) -> Classification {
         let mut walk = StaticWalk::new(g);
         let start = walk.start_in(state, context);
@@ -487,7 +492,14 @@ mod tests {
                     continue;
                 }
                 let rule = g.states[state as usize].rule as usize;
-                let contexts = std::iter::once(None).chain(returns[rule].iter().map(|&t| Some(t)));
+                let contexts = std::iter::once(None).chain(returns[rule].iter().map(|&t| {
+                    let count = if g.states[t as usize].counted == crate::grammar::NOT_COUNTED {
+                        crate::grammar::NOT_COUNTED
+                    } else {
+                        1
+                    };
+                    Some((t, count))
+                }));
                 for context in contexts {
                     let fast = classify(&g, &trie, state, context);
                     let slow = reference(&g, &trie, state, context);

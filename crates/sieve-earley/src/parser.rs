@@ -527,11 +527,11 @@ impl Parser {
         &self.scans[self.top().scans..]
     }
 
-    /// For each scan item of the top set, calls `visit(state, Some(t))` for every item waiting
-    /// on the item's rule in the set where it started (`t` is that item's state once the rule
-    /// is complete), or `visit(state, None)` when nothing waits there (the root started at
-    /// the beginning).
-    pub(crate) fn scan_contexts(&self, mut visit: impl FnMut(u32, Option<u32>)) {
+    /// For each scan item of the top set, calls `visit(state, Some((t, count)))` for every
+    /// item waiting on the item's rule in the set where it started (`t` and `count` are that
+    /// item's state and count once the rule is complete), or `visit(state, None)` when
+    /// nothing waits there (the root started at the beginning).
+    pub(crate) fn scan_contexts(&self, mut visit: impl FnMut(u32, Option<(u32, u32)>)) {
         for item in self.top_scans() {
             let rule = self.grammar.states[item.state as usize].rule;
             let set = self.sets[item.origin as usize];
@@ -541,7 +541,10 @@ impl Parser {
                 visit(item.state, None);
             }
             for waiter in &waiters[from..to] {
-                visit(item.state, Some(waiter.advanced.state));
+                visit(
+                    item.state,
+                    Some((waiter.advanced.state, waiter.advanced.count)),
+                );
             }
         }
     }

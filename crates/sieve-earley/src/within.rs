@@ -151,11 +151,22 @@ impl Frontier {
 #[derive(Debug)]
 pub struct StaticWalk<'g> {
     g: &'g EarleyGrammar,
-    /// Stack `i > 0` is `(parent stack, return state, depth)`; hash-consed by `index`.
-    stacks: Vec<(u32, u32, u32)>,
-    index: HashMap<(u32, u32), u32>,
+    /// Stack `i > 0` is a [`Frame`] on top of stack `frame.parent`; hash-consed by `index`.
+    stacks: Vec<Frame>,
+    index: HashMap<(u32, u32, u32), u32>,
     worklist: Vec<Config>,
     closed: Vec<Config>,
+}
+
+/// A pending return: when the rule being walked completes, go on at `ret` with the stack
+/// `parent`. When `ret` is a counted state, `count` is how many items its rule will have
+/// recognised then (the Earley waiter's advanced count); otherwise it is [`NOT_COUNTED`].
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    parent: u32,
+    ret: u32,
+    count: u32,
+    depth: u32,
 }
 
 impl<'g> StaticWalk<'g> {
@@ -163,7 +174,12 @@ impl<'g> StaticWalk<'g> {
     pub fn new(g: &'g EarleyGrammar) -> StaticWalk<'g> {
         StaticWalk {
             g,
-            stacks: vec![(0, 0, 0)],
+            stacks: vec![Frame {
+                parent: 0,
+                ret: 0,
+                count: NOT_COUNTED,
+                depth: 0,
+            }],
             index: HashMap::new(),
             worklist: Vec::new(),
             closed: Vec::new(),
@@ -179,11 +195,13 @@ impl<'g> StaticWalk<'g> {
     }
 
     /// The frontier before any byte, from a scan item in `state` whose rule, once complete,
-    /// returns to `context` (a state of the caller), or goes up into unknown callers
-    /// (`None`).
-    pub(crate) fn start_in(&mut self, state: u32, context: Option<u32>) -> Frontier {
+    /// returns to `context` — a state of the caller, with the count its item will have when
+    /// that state is counted — or goes up into unknown callers (`None`).
+    pub(crate) fn start_in(&mut self, state: u32, context: Option<(u32, u32)>) -> Frontier {
         let stack = match context {
-            Some(ret) => self.push_stack(0, ret).expect("a one-entry stack fits"),
+            Some((ret, count)) => self
+                .push_stack(0, ret, count)
+                .expect("a one-entry stack fits"),
             None => 0,
         };
         Frontier {
@@ -192,16 +210,86 @@ impl<'g> StaticWalk<'g> {
         }
     }
 
-    fn push_stack(&mut self, parent: u32, ret: u32) -> Option<u32> {
-        let depth = self.stacks[parent as usize].2 + 1;
+    fn push_stack(&mut self, parent: u32, ret: u32, count: u32) -> Option<u32> {
+        let depth = self.stacks[parent as usize].depth + 1;
         if depth as usize > MAX_STACK {
             return None;
         }
         let next = self.stacks.len() as u32;
-        Some(*self.index.entry((parent, ret)).or_insert_with(|| {
-            self.stacks.push((parent, ret, depth));
+        Some(*self.index.entry((parent, ret, count)).or_insert_with(|| {
+            self.stacks.push(Frame {
+                parent,
+                ret,
+                count,
+                depth,
+            });
             next
         }))
+    }
+
+    /// The rule `rule` completes with `stack` pending, before `byte`: go on at the return,
+    /// or — with nothing pending — note an upward exit if `byte` may follow the rule.
+    /// Returns whether an exit was possible (or the walk gave up).
+    fn complete(&mut self, rule: u32, stack: u32, byte: u8) -> bool {
+        let g = self.g;
+        let (mut rule, mut stack) = (rule, stack);
+        let mut left = false;
+        loop {
+            if stack == 0 {
+                return left || g.follow[rule as usize].contains(byte);
+            }
+            let frame = self.stacks[stack as usize];
+            if frame.count == NOT_COUNTED {
+                self.worklist.push(Config {
+                    state: frame.ret,
+                    stack: frame.parent,
+                });
+                return left;
+            }
+            // One more item of the counted rule at `frame.ret` is complete: its count is now
+            // `frame.count`. Another item may follow, and the counted rule may complete.
+            let info = g.states[frame.ret as usize];
+            let counted = g.counted[info.counted as usize];
+            if frame.count < counted.max {
+                left |= self.descend_item(counted, frame.ret, frame.count, frame.parent, byte);
+            }
+            if frame.count < counted.min {
+                return left;
+            }
+            rule = info.rule;
+            stack = frame.parent;
+        }
+    }
+
+    /// Descends into the item rule of the counted state `state` (its rule `counted`), with
+    /// `count` items recognised so far and `stack` below. Returns whether the walk gave up.
+    fn descend_item(
+        &mut self,
+        counted: crate::grammar::Counted,
+        state: u32,
+        count: u32,
+        stack: u32,
+        byte: u8,
+    ) -> bool {
+        let g = self.g;
+        let item = counted.item as usize;
+        if !g.first[item].contains(byte) {
+            return false;
+        }
+        let start = g.start[item];
+        if g.states[start as usize].counted != NOT_COUNTED || g.nullable[item] {
+            return true;
+        }
+        match self.push_stack(stack, state, counted.next(count)) {
+            Some(stack) => {
+                self.worklist.push(Config {
+                    state: start,
+                    stack,
+                });
+                false
+            }
+            None => true,
+        }
     }
 
     /// Writes into `out` the frontier after `byte` (reusing its allocation). `first` says
@@ -263,29 +351,41 @@ impl<'g> StaticWalk<'g> {
                 continue;
             }
             if info.accepting {
-                if config.stack == 0 {
-                    left |= g.follow[info.rule as usize].contains(byte);
-                } else {
-                    let (parent, ret, _) = self.stacks[config.stack as usize];
-                    self.worklist.push(Config {
-                        state: ret,
-                        stack: parent,
-                    });
-                }
+                left |= self.complete(info.rule, config.stack, byte);
             }
             for edge in g.rule_edges(&info) {
                 let rule = edge.rule as usize;
-                if !g.first[rule].contains(byte) {
+                if !g.first[rule].contains(byte) && !g.nullable[rule] {
                     continue;
                 }
                 let start = g.start[rule];
-                let simple = g.states[start as usize].counted == NOT_COUNTED && !g.nullable[rule];
-                match self.push_stack(config.stack, edge.target) {
-                    Some(stack) if simple => self.worklist.push(Config {
+                let start_info = g.states[start as usize];
+                let Some(stack) = self.push_stack(config.stack, edge.target, NOT_COUNTED) else {
+                    left = true;
+                    continue;
+                };
+                if start_info.counted != NOT_COUNTED {
+                    // A counted rule `X{min,max}`: its first item, or nothing when min is 0.
+                    let counted = g.counted[start_info.counted as usize];
+                    if counted.max > 0 {
+                        left |= self.descend_item(counted, start, 0, stack, byte);
+                    }
+                    if counted.min == 0 {
+                        self.worklist.push(Config {
+                            state: edge.target,
+                            stack: config.stack,
+                        });
+                    }
+                    if counted.min > 0 && g.nullable[counted.item as usize] {
+                        left = true;
+                    }
+                } else if g.nullable[rule] {
+                    left = true;
+                } else {
+                    self.worklist.push(Config {
                         state: start,
                         stack,
-                    }),
-                    _ => left = true,
+                    });
                 }
             }
         }

@@ -39,7 +39,7 @@ pub struct TokenCache {
     bare: Vec<OnceLock<Arc<Classification>>>,
     /// Where bare classifications are shared with other grammars of the same tokenizer.
     store: Option<Arc<SharedStore>>,
-    with_context: RwLock<HashMap<u64, Arc<Classification>>>,
+    with_context: RwLock<HashMap<Key, Arc<Classification>>>,
     /// Bytes of the entries stored so far, and the most that may be stored.
     used: AtomicUsize,
     budget: usize,
@@ -131,12 +131,11 @@ impl TokenCache {
         trie: &TokenTrie,
         key: Key,
     ) -> Arc<Classification> {
-        let packed = key.packed();
         if let Some(entry) = self
             .with_context
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .get(&packed)
+            .get(&key)
         {
             return entry.clone();
         }
@@ -146,7 +145,7 @@ impl TokenCache {
                 .with_context
                 .write()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            match map.entry(packed) {
+            match map.entry(key) {
                 std::collections::hash_map::Entry::Occupied(stored) => {
                     self.used.fetch_sub(entry.heap_bytes(), Ordering::Relaxed);
                     return stored.get().clone();

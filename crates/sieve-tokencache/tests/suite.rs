@@ -53,14 +53,40 @@ fn next_token<'a>(trie: &TokenTrie, rest: &'a [u8]) -> Option<&'a [u8]> {
         .map(|len| &rest[..len])
 }
 
+/// Grammars with counted repetitions (past the default threshold of 16), whose items the
+/// walk completes with counts: alone, nested, unbounded, inside a larger rule.
+const COUNTED: &[&str] = &[
+    r#"root ::= "[" item ("," item)* "]"
+item ::= "\"" [a-z ]{18,40} "\"" | [0-9]{1,30}"#,
+    r#"root ::= ("ab" | "c"){20,} "."
+"#,
+    r#"root ::= "<" ([a-z]{17,20} ";"){2,30} ">"
+"#,
+    r#"root ::= "{" ("\"" [a-z]{0,3} "\":" ( [a-z ]{5,25} | "x"{17,19} ) ){1,3} "}"
+"#,
+];
+
 #[test]
 fn masks_equal_brute_force_with_and_without_contexts() {
     let vocab = Arc::new(Vocabulary::embedded_default().clone());
     let trie = TokenTrie::new(&vocab);
     let mut steps = 0;
-    for path in sieve_testkit::grammar_files() {
-        let grammar = sieve_testkit::compile_file(&path);
-        let Some(g) = engine(&grammar) else { continue };
+    let shipped = sieve_testkit::grammar_files().into_iter().map(|path| {
+        (
+            path.display().to_string(),
+            sieve_testkit::compile_file(&path),
+        )
+    });
+    let counted = COUNTED.iter().map(|text| {
+        let grammar = sieve_gbnf::compile(text, &Default::default()).expect("valid");
+        (text.to_string(), grammar)
+    });
+    let mut counted_steps = 0;
+    for (path, grammar) in shipped.chain(counted) {
+        let before = steps;
+        let Some(g) = engine(&grammar) else {
+            continue;
+        };
         let Ok(reference) = sieve_ir::reference::Recognizer::new(&grammar) else {
             continue;
         };
@@ -85,8 +111,7 @@ fn masks_equal_brute_force_with_and_without_contexts() {
                         .unwrap();
                     assert!(
                         mask == expected,
-                        "{}: seed {seed}, byte {at}, cache {c}",
-                        path.display()
+                        "{path}: seed {seed}, byte {at}, cache {c}"
                     );
                 }
                 steps += 1;
@@ -106,6 +131,13 @@ fn masks_equal_brute_force_with_and_without_contexts() {
                 }
             }
         }
+        if COUNTED.iter().any(|text| *text == path) {
+            counted_steps += steps - before;
+        }
     }
     assert!(steps > 100, "only {steps} steps");
+    assert!(
+        counted_steps > 40,
+        "only {counted_steps} steps on counted grammars"
+    );
 }
