@@ -207,7 +207,10 @@ impl TokenTrie {
     }
 
     fn compute_region(&self, class: &[u64; 4]) -> ClassRegion {
-        let mut inside = vec![0u32; self.n_vocab.div_ceil(32)];
+        // One spare word: nodes without a token set a bit there, so the loop has no branch
+        // on whether a node spells a token.
+        let mut inside = vec![0u32; self.n_vocab.div_ceil(32) + 1];
+        let spare = inside.len() * 32 - 1;
         let mut exits = Vec::new();
         let mut n = 0;
         while n < self.nodes.len() {
@@ -217,12 +220,18 @@ impl TokenTrie {
                 n = node.end as usize;
                 continue;
             }
-            for pos in self.tokens_at_node(n) {
-                let id = self.ids[pos].index();
+            if node.shared {
+                for pos in self.tokens_at_node(n) {
+                    let id = self.ids[pos].index();
+                    inside[id / 32] |= 1 << (id % 32);
+                }
+            } else {
+                let id = (node.token as usize).min(spare);
                 inside[id / 32] |= 1 << (id % 32);
             }
             n += 1;
         }
+        inside.pop();
         ClassRegion { inside, exits }
     }
 
