@@ -65,28 +65,43 @@ pub struct Fingerprint(pub [u64; 6]);
 pub struct Key {
     /// The state (below [`Backend::state_count`]).
     pub state: u32,
-    /// What the state's rule returns to, or [`Key::NO_CONTEXT`]: backend-defined.
-    pub context: u32,
-    /// More about the context (backend-defined; 0 without a context).
-    pub detail: u32,
+    /// What the state's rule returns to, innermost first: up to [`Key::MAX_CONTEXT`] frames
+    /// of two backend-defined words each; the frames past `len` are zero.
+    frames: [(u32, u32); Key::MAX_CONTEXT],
+    len: u8,
 }
 
 impl Key {
-    /// The context of a key that has none.
-    pub const NO_CONTEXT: u32 = u32::MAX;
+    /// The most frames a context holds.
+    pub const MAX_CONTEXT: usize = 3;
 
     /// `state` without a context.
     pub fn bare(state: u32) -> Key {
         Key {
             state,
-            context: Key::NO_CONTEXT,
-            detail: 0,
+            frames: [(0, 0); Key::MAX_CONTEXT],
+            len: 0,
         }
+    }
+
+    /// `state` with the context `frames`, innermost first (at most [`Key::MAX_CONTEXT`];
+    /// more are dropped from the outside).
+    pub fn with_context(state: u32, frames: &[(u32, u32)]) -> Key {
+        let mut key = Key::bare(state);
+        let len = frames.len().min(Key::MAX_CONTEXT);
+        key.frames[..len].copy_from_slice(&frames[..len]);
+        key.len = len as u8;
+        key
     }
 
     /// Whether the key has a context.
     pub fn has_context(&self) -> bool {
-        self.context != Key::NO_CONTEXT
+        self.len > 0
+    }
+
+    /// The context's frames, innermost first.
+    pub fn context(&self) -> &[(u32, u32)] {
+        &self.frames[..self.len as usize]
     }
 }
 

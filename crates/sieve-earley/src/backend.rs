@@ -40,19 +40,12 @@ impl Recognizer for Parser {
         Parser::reset(self);
     }
 
-    /// A scan item's context is the state its rule returns to: for each item waiting on the
-    /// rule where it started, that item's state after the rule.
-    /// (The key's detail is the waiting item's count when its state is counted.)
+    /// A scan item's context is the chain of items its rule returns to: for each item
+    /// waiting on the rule where it started, that item's state and count after the rule,
+    /// then in turn the items waiting on that item's rule, up to [`Key::MAX_CONTEXT`] levels.
     fn keys(&self, out: &mut Vec<Key>) {
-        self.scan_contexts(|state, context| {
-            out.push(match context {
-                Some((ret, count)) => Key {
-                    state,
-                    context: ret,
-                    detail: count,
-                },
-                None => Key::bare(state),
-            });
+        self.scan_contexts(Key::MAX_CONTEXT, |state, frames| {
+            out.push(Key::with_context(state, frames));
         });
     }
 }
@@ -112,15 +105,21 @@ impl Backend for EarleyGrammar {
     }
 
     fn classify(&self, key: Key, trie: &TokenTrie) -> Classification {
-        let context = key.has_context().then(|| {
-            let counted = self.states[key.context as usize].counted != crate::grammar::NOT_COUNTED;
-            let count = if counted {
-                key.detail
-            } else {
-                crate::grammar::NOT_COUNTED
-            };
-            (key.context, count)
-        });
-        crate::classify::classify(self, trie, key.state, context)
+        let context: Vec<(u32, u32)> = key
+            .context()
+            .iter()
+            .map(|&(ret, count)| {
+                let counted = self.states[ret as usize].counted != crate::grammar::NOT_COUNTED;
+                (
+                    ret,
+                    if counted {
+                        count
+                    } else {
+                        crate::grammar::NOT_COUNTED
+                    },
+                )
+            })
+            .collect();
+        crate::classify::classify(self, trie, key.state, &context)
     }
 }

@@ -65,12 +65,7 @@ struct Dfa<'g> {
 }
 
 impl<'g> Dfa<'g> {
-    fn new(
-        g: &'g EarleyGrammar,
-        state: u32,
-        context: Option<(u32, u32)>,
-        max_rows: usize,
-    ) -> Dfa<'g> {
+    fn new(g: &'g EarleyGrammar, state: u32, context: &[(u32, u32)], max_rows: usize) -> Dfa<'g> {
         let mut walk = StaticWalk::new(g);
         let start = walk.start_in(state, context);
         let mut dfa = Dfa {
@@ -194,7 +189,7 @@ pub(crate) fn classify(
     g: &EarleyGrammar,
     trie: &TokenTrie,
     state: u32,
-    context: Option<(u32, u32)>,
+    context: &[(u32, u32)],
 ) -> Classification {
     classify_with_max_rows(g, trie, state, context, MAX_ROWS)
 }
@@ -203,7 +198,7 @@ fn classify_with_max_rows(
     g: &EarleyGrammar,
     trie: &TokenTrie,
     state: u32,
-    context: Option<(u32, u32)>,
+    context: &[(u32, u32)],
     max_rows: usize,
 ) -> Classification {
     let mut dfa = Dfa::new(g, state, context, max_rows);
@@ -417,7 +412,7 @@ mod tests {
         g: &EarleyGrammar,
         trie: &TokenTrie,
         state: u32,
-        context: Option<(u32, u32)>,
+        context: &[(u32, u32)],
     ) -> Classification {
         let mut walk = StaticWalk::new(g);
         let start = walk.start_in(state, context);
@@ -492,15 +487,25 @@ mod tests {
                     continue;
                 }
                 let rule = g.states[state as usize].rule as usize;
-                let contexts = std::iter::once(None).chain(returns[rule].iter().map(|&t| {
+                let frame = |t: u32| {
                     let count = if g.states[t as usize].counted == crate::grammar::NOT_COUNTED {
                         crate::grammar::NOT_COUNTED
                     } else {
                         1
                     };
-                    Some((t, count))
-                }));
-                for context in contexts {
+                    (t, count)
+                };
+                // No context, each caller's return, and each with its own caller's returns.
+                let mut contexts: Vec<Vec<(u32, u32)>> = vec![Vec::new()];
+                for &t in &returns[rule] {
+                    contexts.push(vec![frame(t)]);
+                    let outer = g.states[t as usize].rule as usize;
+                    for &u in returns[outer].iter().take(3) {
+                        contexts.push(vec![frame(t), frame(u)]);
+                    }
+                }
+                for context in &contexts {
+                    let context = &context[..];
                     let fast = classify(&g, &trie, state, context);
                     let slow = reference(&g, &trie, state, context);
                     let label = format!("{}: state {state} context {context:?}", path.display());
@@ -533,8 +538,8 @@ mod tests {
         for state in 0..g.state_count() as u32 {
             if g.states[state as usize].class != crate::grammar::NO_CLASS {
                 assert_eq!(
-                    classify(&g, &trie, state, None),
-                    reference(&g, &trie, state, None)
+                    classify(&g, &trie, state, &[]),
+                    reference(&g, &trie, state, &[])
                 );
             }
         }

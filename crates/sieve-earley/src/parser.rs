@@ -330,6 +330,10 @@ fn find_leo(leos: &[Leo], rule: u32) -> Option<Item> {
         .map(|i| leos[i].top)
 }
 
+/// The most context chains [`Parser::scan_contexts`] reports for one scan item past the
+/// first level.
+pub(crate) const MAX_CHAINS: usize = 16;
+
 fn waiter_range(waiters: &[Waiter], rule: u32) -> (usize, usize) {
     let from = waiters.partition_point(|w| w.rule < rule);
     let to = from + waiters[from..].partition_point(|w| w.rule == rule);
@@ -527,25 +531,57 @@ impl Parser {
         &self.scans[self.top().scans..]
     }
 
-    /// For each scan item of the top set, calls `visit(state, Some((t, count)))` for every
-    /// item waiting on the item's rule in the set where it started (`t` and `count` are that
-    /// item's state and count once the rule is complete), or `visit(state, None)` when
-    /// nothing waits there (the root started at the beginning).
-    pub(crate) fn scan_contexts(&self, mut visit: impl FnMut(u32, Option<(u32, u32)>)) {
+    /// For each scan item of the top set, calls `visit(state, frames)` once per chain of
+    /// items its rule returns to: `frames[0]` is an item waiting on the scan item's rule in the
+    /// set where it started (its state and count once the rule is complete), `frames[1]` an
+    /// item waiting on `frames[0]`'s rule where that started, and so on, up to `depth` frames
+    /// and while something waits; an empty chain when nothing waits (the root started at the
+    /// beginning). A level is added only while the item's chains stay within [`MAX_CHAINS`]
+    /// (the first level always is), so every chain is cut at the same depth.
+    pub(crate) fn scan_contexts(&self, depth: usize, mut visit: impl FnMut(u32, &[(u32, u32)])) {
+        let mut chains: Vec<Vec<Item>> = Vec::new();
+        let mut next: Vec<Vec<Item>> = Vec::new();
         for item in self.top_scans() {
-            let rule = self.grammar.states[item.state as usize].rule;
-            let set = self.sets[item.origin as usize];
-            let waiters = &self.waiters[set.waiters..set.waiters_end];
-            let (from, to) = waiter_range(waiters, rule);
-            if from == to {
-                visit(item.state, None);
+            chains.clear();
+            chains.push(vec![*item]);
+            // Grow every chain by one level while the total stays small.
+            for level in 0..depth {
+                next.clear();
+                let mut grew = false;
+                for chain in &chains {
+                    let last = chain[chain.len() - 1];
+                    let waiters = self.waiters_on(last);
+                    if waiters.is_empty() || chain.len() <= level {
+                        next.push(chain.clone());
+                        continue;
+                    }
+                    grew = true;
+                    for waiter in waiters {
+                        let mut longer = chain.clone();
+                        longer.push(waiter.advanced);
+                        next.push(longer);
+                    }
+                }
+                if !grew || (level > 0 && next.len() > MAX_CHAINS) {
+                    break;
+                }
+                std::mem::swap(&mut chains, &mut next);
             }
-            for waiter in &waiters[from..to] {
-                visit(
-                    item.state,
-                    Some((waiter.advanced.state, waiter.advanced.count)),
-                );
+            let mut frames: Vec<(u32, u32)> = Vec::with_capacity(depth);
+            for chain in &chains {
+                frames.clear();
+                frames.extend(chain[1..].iter().map(|a| (a.state, a.count)));
+                visit(item.state, &frames);
             }
         }
+    }
+
+    /// The items waiting on `item`'s rule in the set where it started.
+    fn waiters_on(&self, item: Item) -> &[Waiter] {
+        let rule = self.grammar.states[item.state as usize].rule;
+        let set = self.sets[item.origin as usize];
+        let waiters = &self.waiters[set.waiters..set.waiters_end];
+        let (from, to) = waiter_range(waiters, rule);
+        &waiters[from..to]
     }
 }

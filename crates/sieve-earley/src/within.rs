@@ -195,15 +195,16 @@ impl<'g> StaticWalk<'g> {
     }
 
     /// The frontier before any byte, from a scan item in `state` whose rule, once complete,
-    /// returns to `context` — a state of the caller, with the count its item will have when
-    /// that state is counted — or goes up into unknown callers (`None`).
-    pub(crate) fn start_in(&mut self, state: u32, context: Option<(u32, u32)>) -> Frontier {
-        let stack = match context {
-            Some((ret, count)) => self
-                .push_stack(0, ret, count)
-                .expect("a one-entry stack fits"),
-            None => 0,
-        };
+    /// returns to `context[0]` — a state of the caller, with the count its item will have
+    /// when that state is counted (else [`NOT_COUNTED`]) — whose rule returns to
+    /// `context[1]`, and so on; past the last, into unknown callers.
+    pub(crate) fn start_in(&mut self, state: u32, context: &[(u32, u32)]) -> Frontier {
+        let mut stack = 0;
+        for &(ret, count) in context.iter().rev() {
+            stack = self
+                .push_stack(stack, ret, count)
+                .expect("a context is shorter than MAX_STACK");
+        }
         Frontier {
             configs: vec![Config { state, stack }],
             left: false,

@@ -31,6 +31,11 @@ pub struct CacheStats {
     pub entries: usize,
     /// Heap bytes of the stored classifications.
     pub bytes: usize,
+    /// Classifications computed by this cache (bare and with context; not those found in the
+    /// shared store).
+    pub classified: u64,
+    /// Uncertain tokens fed to the recogniser by the mask walks so far.
+    pub walked: u64,
 }
 
 /// One lazily computed [`Classification`] per key of a backend, against one trie.
@@ -44,6 +49,8 @@ pub struct TokenCache {
     used: AtomicUsize,
     budget: usize,
     refine_above: usize,
+    classified: std::sync::atomic::AtomicU64,
+    walked: std::sync::atomic::AtomicU64,
 }
 
 impl TokenCache {
@@ -64,6 +71,8 @@ impl TokenCache {
             used: AtomicUsize::new(0),
             budget,
             refine_above,
+            classified: std::sync::atomic::AtomicU64::new(0),
+            walked: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -109,6 +118,7 @@ impl TokenCache {
         let entry = match shared {
             Some(entry) => entry,
             None => {
+                self.classified.fetch_add(1, Ordering::Relaxed);
                 let entry = Arc::new(backend.classify(Key::bare(state), trie));
                 match fingerprint {
                     Some((store, f)) => store.insert(f, entry),
@@ -139,6 +149,7 @@ impl TokenCache {
         {
             return entry.clone();
         }
+        self.classified.fetch_add(1, Ordering::Relaxed);
         let entry = Arc::new(backend.classify(key, trie));
         if self.reserve(entry.heap_bytes()) {
             let mut map = self
@@ -199,6 +210,8 @@ impl TokenCache {
         CacheStats {
             entries: self.bare.iter().filter(|e| e.get().is_some()).count() + contexts,
             bytes: self.used.load(Ordering::Relaxed),
+            classified: self.classified.load(Ordering::Relaxed),
+            walked: self.walked.load(Ordering::Relaxed),
         }
     }
 
@@ -241,6 +254,8 @@ impl TokenCache {
             }
             i = end;
         }
-        walk::walk(recognizer, trie, &walk::merge(uncertain), mask)
+        let fed = walk::walk(recognizer, trie, &walk::merge(uncertain), mask)?;
+        self.walked.fetch_add(fed as u64, Ordering::Relaxed);
+        Ok(())
     }
 }

@@ -34,12 +34,14 @@ fn is_set(mask: &[u32], id: usize) -> bool {
 
 /// Feeds the tokens at the positions of `ranges` (sorted, disjoint) whose bits are not yet set
 /// to `recognizer`, setting the bits of those it accepts. Leaves `recognizer` as it found it.
+/// Returns how many tokens it fed.
 pub(crate) fn walk<R: Recognizer>(
     recognizer: &mut R,
     trie: &TokenTrie,
     ranges: &[Range<u32>],
     mask: &mut [u32],
-) -> Result<(), LimitError> {
+) -> Result<usize, LimitError> {
+    let mut fed = 0;
     let base = recognizer.len();
     // The bytes on the recogniser's stack are the first `depth` bytes of the token at
     // `previous`.
@@ -61,6 +63,7 @@ pub(crate) fn walk<R: Recognizer>(
                 Some(p) => common_prefix(trie.bytes_at(p), bytes),
                 None => 0,
             };
+            fed += 1;
             let keep = depth.min(common);
             recognizer.pop_bytes(depth - keep);
             depth = keep;
@@ -91,7 +94,7 @@ pub(crate) fn walk<R: Recognizer>(
     }
     recognizer.pop_bytes(depth);
     debug_assert_eq!(recognizer.len(), base);
-    Ok(())
+    Ok(fed)
 }
 
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
