@@ -27,7 +27,7 @@ use std::collections::HashMap;
 
 use sieve_ir::ByteClass;
 
-use crate::grammar::{EarleyGrammar, NOT_COUNTED};
+use crate::grammar::{EarleyGrammar, NOT_COUNTED, NO_CLASS};
 use crate::Parser;
 
 /// The deepest walk-local stack of pending rule returns.
@@ -401,18 +401,32 @@ impl<'g> StaticWalk<'g> {
 pub(crate) fn first_and_follow(g: &EarleyGrammar) -> (Vec<ByteClass>, Vec<ByteClass>) {
     let rules = g.start.len();
     // state_first[q]: first bytes of the non-empty strings from q to the end of its rule,
-    // continued through rule edges; rule_first[r] = state_first[start[r]].
-    let mut state_first = vec![ByteClass::EMPTY; g.states.len()];
-    let mut rule_first = vec![ByteClass::EMPTY; rules];
+    // continued through rule edges; rule_first[r] = state_first[start[r]]. A state with byte
+    // edges only is its byte class, fixed; the fixpoint runs over the other states alone,
+    // last to first (edges mostly point forward, so one pass usually settles a rule).
+    let mut state_first: Vec<ByteClass> = g
+        .states
+        .iter()
+        .map(|info| match info.class {
+            NO_CLASS => ByteClass::EMPTY,
+            class => g.classes[class as usize],
+        })
+        .collect();
+    let dynamic: Vec<u32> = (0..g.states.len() as u32)
+        .rev()
+        .filter(|&q| {
+            let info = &g.states[q as usize];
+            info.counted != NOT_COUNTED || info.rules.0 != info.rules.1 || info.eps.0 != info.eps.1
+        })
+        .collect();
+    let mut rule_first: Vec<ByteClass> = g.start.iter().map(|&s| state_first[s as usize]).collect();
     loop {
         let mut changed = false;
-        for (q, info) in g.states.iter().enumerate() {
-            let mut first = state_first[q];
+        for &q in &dynamic {
+            let info = &g.states[q as usize];
+            let mut first = state_first[q as usize];
             if info.counted != NOT_COUNTED {
                 first = first.union(&rule_first[g.counted[info.counted as usize].item as usize]);
-            }
-            for edge in g.byte_edges(info) {
-                first = first.union(&ByteClass::range(edge.lo, edge.hi));
             }
             for edge in g.rule_edges(info) {
                 first = first.union(&rule_first[edge.rule as usize]);
@@ -423,15 +437,12 @@ pub(crate) fn first_and_follow(g: &EarleyGrammar) -> (Vec<ByteClass>, Vec<ByteCl
             for &target in g.eps_edges(info) {
                 first = first.union(&state_first[target as usize]);
             }
-            if first != state_first[q] {
-                state_first[q] = first;
-                changed = true;
-            }
-        }
-        for rule in 0..rules {
-            let first = state_first[g.start[rule] as usize];
-            if first != rule_first[rule] {
-                rule_first[rule] = first;
+            if first != state_first[q as usize] {
+                state_first[q as usize] = first;
+                let rule = info.rule as usize;
+                if g.start[rule] == q {
+                    rule_first[rule] = first;
+                }
                 changed = true;
             }
         }
@@ -439,16 +450,21 @@ pub(crate) fn first_and_follow(g: &EarleyGrammar) -> (Vec<ByteClass>, Vec<ByteCl
             break;
         }
     }
-    // follow[r]: bytes that can come right after a string of rule r.
+    // follow[r]: bytes that can come right after a string of rule r. Only states with rule
+    // edges or a count contribute.
     let mut follow = vec![ByteClass::EMPTY; rules];
     loop {
         let mut changed = false;
-        for info in &g.states {
+        for &q in &dynamic {
+            let info = &g.states[q as usize];
             let parent = info.rule as usize;
-            let mut updates: Vec<(usize, ByteClass)> = Vec::new();
             if info.counted != NOT_COUNTED {
                 let item = g.counted[info.counted as usize].item as usize;
-                updates.push((item, rule_first[item].union(&follow[parent])));
+                let merged = follow[item].union(&rule_first[item]).union(&follow[parent]);
+                if merged != follow[item] {
+                    follow[item] = merged;
+                    changed = true;
+                }
             }
             for edge in g.rule_edges(info) {
                 let target = &g.states[edge.target as usize];
@@ -463,10 +479,8 @@ pub(crate) fn first_and_follow(g: &EarleyGrammar) -> (Vec<ByteClass>, Vec<ByteCl
                 if may_end {
                     next = next.union(&follow[parent]);
                 }
-                updates.push((edge.rule as usize, next));
-            }
-            for (rule, bytes) in updates {
-                let merged = follow[rule].union(&bytes);
+                let rule = edge.rule as usize;
+                let merged = follow[rule].union(&next);
                 if merged != follow[rule] {
                     follow[rule] = merged;
                     changed = true;
@@ -478,4 +492,121 @@ pub(crate) fn first_and_follow(g: &EarleyGrammar) -> (Vec<ByteClass>, Vec<ByteCl
         }
     }
     (rule_first, follow)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    /// The plain fixpoint over every state and edge: the definition the faster version
+    /// above must match.
+    fn first_and_follow_by_definition(g: &EarleyGrammar) -> (Vec<ByteClass>, Vec<ByteClass>) {
+        let rules = g.start.len();
+        // state_first[q]: first bytes of the non-empty strings from q to the end of its rule,
+        // continued through rule edges; rule_first[r] = state_first[start[r]].
+        let mut state_first = vec![ByteClass::EMPTY; g.states.len()];
+        let mut rule_first = vec![ByteClass::EMPTY; rules];
+        loop {
+            let mut changed = false;
+            for (q, info) in g.states.iter().enumerate() {
+                let mut first = state_first[q];
+                if info.counted != NOT_COUNTED {
+                    first =
+                        first.union(&rule_first[g.counted[info.counted as usize].item as usize]);
+                }
+                for edge in g.byte_edges(info) {
+                    first = first.union(&ByteClass::range(edge.lo, edge.hi));
+                }
+                for edge in g.rule_edges(info) {
+                    first = first.union(&rule_first[edge.rule as usize]);
+                    if g.nullable[edge.rule as usize] {
+                        first = first.union(&state_first[edge.target as usize]);
+                    }
+                }
+                for &target in g.eps_edges(info) {
+                    first = first.union(&state_first[target as usize]);
+                }
+                if first != state_first[q] {
+                    state_first[q] = first;
+                    changed = true;
+                }
+            }
+            for rule in 0..rules {
+                let first = state_first[g.start[rule] as usize];
+                if first != rule_first[rule] {
+                    rule_first[rule] = first;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        // follow[r]: bytes that can come right after a string of rule r.
+        let mut follow = vec![ByteClass::EMPTY; rules];
+        loop {
+            let mut changed = false;
+            for info in &g.states {
+                let parent = info.rule as usize;
+                let mut updates: Vec<(usize, ByteClass)> = Vec::new();
+                if info.counted != NOT_COUNTED {
+                    let item = g.counted[info.counted as usize].item as usize;
+                    updates.push((item, rule_first[item].union(&follow[parent])));
+                }
+                for edge in g.rule_edges(info) {
+                    let target = &g.states[edge.target as usize];
+                    // Conservative "can end here": accepting, or more than bytes may follow
+                    // without consuming any (ε edges, nullable rules).
+                    let may_end = target.accepting
+                        || target.eps.0 != target.eps.1
+                        || g.rule_edges(target)
+                            .iter()
+                            .any(|e| g.nullable[e.rule as usize]);
+                    let mut next = state_first[edge.target as usize];
+                    if may_end {
+                        next = next.union(&follow[parent]);
+                    }
+                    updates.push((edge.rule as usize, next));
+                }
+                for (rule, bytes) in updates {
+                    let merged = follow[rule].union(&bytes);
+                    if merged != follow[rule] {
+                        follow[rule] = merged;
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        (rule_first, follow)
+    }
+
+    #[test]
+    fn first_and_follow_match_their_definition_on_every_shipped_grammar() {
+        let mut checked = 0;
+        for path in sieve_testkit::grammar_files() {
+            let grammar = sieve_testkit::compile_file(&path);
+            let Ok(normalized) =
+                sieve_normalize::normalize(&grammar, &sieve_normalize::Config::default())
+            else {
+                continue;
+            };
+            let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
+                .build_normalized(&normalized)
+                .unwrap();
+            let g = Arc::new(EarleyGrammar::new(&fsms, false, crate::Config::default()));
+            assert_eq!(
+                first_and_follow(&g),
+                first_and_follow_by_definition(&g),
+                "{}",
+                path.display()
+            );
+            checked += 1;
+        }
+        assert!(checked > 10);
+    }
 }
