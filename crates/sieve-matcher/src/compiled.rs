@@ -93,6 +93,13 @@ pub struct Tokenizer {
     store: Arc<SharedStore>,
 }
 
+/// Bytes 0x20–0x7F except the quote and the backslash, and the same without 0x7F, as
+/// `[u64; 4]` bit sets (bit `b % 64` of word `b / 64`).
+const JSON_STRING_CLASSES: [[u64; 4]; 2] = [
+    [0xffff_fffb_0000_0000, 0xffff_ffff_efff_ffff, 0, 0],
+    [0xffff_fffb_0000_0000, 0x7fff_ffff_efff_ffff, 0, 0],
+];
+
 /// The default byte budget of a [`Tokenizer`]'s shared classification store.
 pub const DEFAULT_STORE_BYTES: usize = 512 << 20;
 
@@ -106,6 +113,13 @@ impl Tokenizer {
     /// used classifications are evicted past it; 0 shares nothing).
     pub fn with_store_budget(vocab: Arc<Vocabulary>, bytes: usize) -> Tokenizer {
         let trie = TokenTrie::new(&vocab);
+        // The byte classes JSON string contents loop on (with and without U+007F, as JSON
+        // Schemas and llama.cpp's json.gbnf write them): their regions are prepared with the
+        // trie, as llguidance prepares its token slices when it loads a tokenizer, so the
+        // first mask inside a string does not pay for them.
+        for class in JSON_STRING_CLASSES {
+            trie.class_region(&class);
+        }
         Tokenizer {
             vocab,
             trie,
@@ -229,5 +243,21 @@ impl CompiledGrammar {
             .filter(|&i| mask[i / 32] & (1 << (i % 32)) != 0)
             .filter_map(|i| self.vocabulary().token(i as u32))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::JSON_STRING_CLASSES;
+
+    #[test]
+    fn json_string_classes_are_printable_ascii_without_quote_and_backslash() {
+        for (class, last) in JSON_STRING_CLASSES.iter().zip([0x7f_u8, 0x7e]) {
+            for byte in 0..=255u8 {
+                let expected = (0x20..=last).contains(&byte) && byte != b'"' && byte != b'\\';
+                let member = class[byte as usize / 64] & (1 << (byte % 64)) != 0;
+                assert_eq!(member, expected, "byte {byte:#x}");
+            }
+        }
     }
 }
