@@ -244,18 +244,28 @@ fn classify_with_max_rows(
 const MIN_LOOP_CLASS: u32 = 32;
 
 impl Dfa<'_> {
-    /// When the starting state loops on a large byte class — the bytes that lead from the
-    /// start to the row of the same state and from there back to it, with no exit possible —
-    /// that row and the class.
+    /// When a token's first bytes lead from the start into one row that loops on a large
+    /// byte class — the bytes that lead from the start to that row and from the row back to
+    /// itself, with no exit possible (a string's contents right at the start, or after its
+    /// opening quote) — that row and the class.
     fn loop_class(&mut self) -> Option<(u32, [u64; 4])> {
-        let config = self.frontier_of_row[self.start as usize].single()?;
-        if !self.g.is_lexical(config.state()) {
-            return None;
-        }
-        let row = self.row(&[config])?;
+        self.frontier_of_row[self.start as usize].single()?;
         self.fill_lexical_row(self.start);
+        let start = self.start as usize * 256;
+        // The row most first bytes lead to.
+        let mut targets: Vec<u32> = self.table[start..start + 256]
+            .iter()
+            .copied()
+            .filter(|&e| e & SPECIAL == 0 && e & LEFT == 0)
+            .collect();
+        targets.sort_unstable();
+        let row = targets
+            .chunk_by(|a, b| a == b)
+            .max_by_key(|run| run.len())?
+            .first()
+            .copied()?;
         self.fill_lexical_row(row);
-        let (start, again) = (self.start as usize * 256, row as usize * 256);
+        let again = row as usize * 256;
         let mut class = [0u64; 4];
         let mut size = 0;
         for byte in 0..256 {
