@@ -7,7 +7,7 @@
 //!
 //! # Invariants
 //!
-//! - A [`TokenCache`] belongs to one backend (its keys) and one [`TokenTrie`]; entries are
+//! - A [`TokenCache`] belongs to one backend (its keys) and one [`sieve_vocab::TokenTrie`]; entries are
 //!   computed on first use (or by [`TokenCache::precompute`]) and never change.
 //! - The bytes it keeps are bounded by its budget; past it, keys are classified afresh at
 //!   each use — slower, equally exact.
