@@ -166,6 +166,15 @@ pub trait Backend: Send + Sync + fmt::Debug {
     /// promise). A pure function of the key and the trie.
     fn classify(&self, key: Key, trie: &TokenTrie) -> Classification;
 
+    /// The representative of `key`'s class of keys with equal classifications, given that no
+    /// token is longer than `max_token_len` bytes: keys that differ only in what no token can
+    /// reach (a repetition count far from its bounds) should map to one key, so the cache
+    /// classifies them once. The default is `key` itself.
+    fn canonical_key(&self, key: Key, max_token_len: usize) -> Key {
+        let _ = max_token_len;
+        key
+    }
+
     /// A rough relative cost of classifying `state` (for ordering ahead-of-time work, costliest
     /// first): e.g. how many first bytes it allows.
     fn cost_hint(&self, state: u32) -> u32 {

@@ -66,6 +66,36 @@ impl Backend for EarleyGrammar {
         self.states[key as usize].class != crate::grammar::NO_CLASS
     }
 
+    /// A frame returning to a counted state `X{min,max}` with count `c` is decided by how far
+    /// `c` is from `min` and from `max`, up to the most items a token can complete (each item
+    /// takes at least one byte; the walk gives up on nullable items): counts farther than that
+    /// from both bounds are one count.
+    fn canonical_key(&self, key: Key, max_token_len: usize) -> Key {
+        let reach = u32::try_from(max_token_len)
+            .unwrap_or(u32::MAX)
+            .saturating_add(1);
+        let frames: Vec<(u32, u32)> = key
+            .context()
+            .iter()
+            .map(|&(ret, count)| {
+                let info = self.states[ret as usize];
+                if info.counted == crate::grammar::NOT_COUNTED {
+                    return (ret, count);
+                }
+                let counted = self.counted[info.counted as usize];
+                let canonical = if count < counted.min {
+                    counted.min - (counted.min - count).min(reach)
+                } else if counted.max == crate::grammar::UNBOUNDED {
+                    counted.min
+                } else {
+                    counted.max - (counted.max.saturating_sub(count)).min(reach)
+                };
+                (ret, canonical)
+            })
+            .collect();
+        Key::with_context(key.state, &frames)
+    }
+
     /// The number of bytes the state has edges for.
     fn cost_hint(&self, state: u32) -> u32 {
         let class = self.states[state as usize].class;

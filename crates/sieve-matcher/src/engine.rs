@@ -102,6 +102,12 @@ impl Backend for Engine {
         }
     }
 
+    fn canonical_key(&self, key: Key, max_token_len: usize) -> Key {
+        match self {
+            Engine::Earley(g) => g.canonical_key(key, max_token_len),
+        }
+    }
+
     fn cost_hint(&self, state: u32) -> u32 {
         match self {
             Engine::Earley(g) => g.cost_hint(state),

@@ -243,7 +243,10 @@ impl TokenCache {
             let entries: Vec<Arc<Classification>> = if refine {
                 keys[i..end]
                     .iter()
-                    .map(|&key| self.get_with_context(backend, trie, key))
+                    .map(|&key| {
+                        let key = backend.canonical_key(key, trie.max_token_len());
+                        self.get_with_context(backend, trie, key)
+                    })
                     .collect()
             } else {
                 vec![bare]

@@ -141,3 +141,56 @@ fn masks_equal_brute_force_with_and_without_contexts() {
         "only {counted_steps} steps on counted grammars"
     );
 }
+
+/// Short tokens (at most 3 bytes) against long counted repetitions, so counts far from their
+/// bounds are folded into one key: every mask still equals brute force, and the folding
+/// keeps the classifications few.
+#[test]
+fn counts_far_from_their_bounds_share_a_classification() {
+    let mut list = String::new();
+    for b in b'a'..=b'z' {
+        list.push_str(&format!("hex:{b:02x}\n"));
+    }
+    for token in ["ab", "cd", "abc", "\"a", "z\"", ",", "\""] {
+        let hex: String = token.bytes().map(|b| format!("{b:02x}")).collect();
+        list.push_str(&format!("hex:{hex}\n"));
+    }
+    list.push_str("special:\"</s>\"\n");
+    let vocab = sieve_vocab::plain::parse(list.as_bytes(), &Default::default()).expect("list");
+    let trie = TokenTrie::new(&vocab);
+    let grammar = sieve_gbnf::compile(
+        r#"root ::= "\"" [a-z]{20,60} "\"" ("," "\"" [a-d]{30,} "\"")?"#,
+        &Default::default(),
+    )
+    .expect("valid");
+    let g = engine(&grammar).expect("compiles");
+    let cache = TokenCache::with_refinement(Backend::state_count(&*g), usize::MAX, 0);
+    let text = format!("\"{}\",\"{}\"", "abcd".repeat(11), "abcd".repeat(12));
+    let mut recognizer = g.recognizer();
+    let mut steps = 0;
+    let mut at = 0;
+    let bytes = text.as_bytes();
+    loop {
+        let expected = brute_force(&mut recognizer, &trie);
+        let mut mask = vec![0u32; expected.len()];
+        cache
+            .fill_text_tokens(&*g, &mut recognizer, &trie, &mut mask)
+            .unwrap();
+        assert!(mask == expected, "byte {at}");
+        steps += 1;
+        let Some(token) = next_token(&trie, &bytes[at..]) else {
+            break;
+        };
+        for &b in token {
+            assert!(recognizer.push_byte(b).unwrap());
+        }
+        at += token.len();
+    }
+    assert_eq!(at, bytes.len());
+    assert!(steps > 30);
+    let classified = cache.stats().classified;
+    assert!(
+        classified < 40,
+        "{classified} classifications for {steps} steps: counts were not folded"
+    );
+}
