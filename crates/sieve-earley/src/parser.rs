@@ -330,9 +330,11 @@ fn find_leo(leos: &[Leo], rule: u32) -> Option<Item> {
         .map(|i| leos[i].top)
 }
 
-/// The most context chains [`Parser::scan_contexts`] reports for one scan item past the
-/// first level.
+/// The most context chains [`Parser::scan_contexts`] reports for one scan item.
 pub(crate) const MAX_CHAINS: usize = 16;
+/// The most keys with a context [`Parser::scan_contexts`] reports for one set; the scan items
+/// past it get none.
+pub(crate) const MAX_CONTEXT_KEYS: usize = 1024;
 
 fn waiter_range(waiters: &[Waiter], rule: u32) -> (usize, usize) {
     let from = waiters.partition_point(|w| w.rule < rule);
@@ -535,43 +537,66 @@ impl Parser {
     /// items its rule returns to: `frames[0]` is an item waiting on the scan item's rule in the
     /// set where it started (its state and count once the rule is complete), `frames[1]` an
     /// item waiting on `frames[0]`'s rule where that started, and so on, up to `depth` frames
-    /// and while something waits; an empty chain when nothing waits (the root started at the
-    /// beginning). A level is added only while the item's chains stay within [`MAX_CHAINS`]
-    /// (the first level always is), so every chain is cut at the same depth.
+    /// and while something waits. A level is added only while the item's chains stay within
+    /// [`MAX_CHAINS`], so every chain of an item is cut at the same depth, and an item with
+    /// more waiters than that, or past [`MAX_CONTEXT_KEYS`] keys in all, gets one empty chain
+    /// (no context: always allowed, it only leaves more tokens uncertain). Work is bounded
+    /// by the number of scan items times `MAX_CHAINS` times `depth`.
     pub(crate) fn scan_contexts(&self, depth: usize, mut visit: impl FnMut(u32, &[(u32, u32)])) {
-        let mut chains: Vec<Vec<Item>> = Vec::new();
-        let mut next: Vec<Vec<Item>> = Vec::new();
+        let width = depth + 1;
+        // Chains of one item, `width` slots each, with their lengths.
+        let (mut chains, mut lens): (Vec<Item>, Vec<usize>) = (Vec::new(), Vec::new());
+        let (mut next, mut next_lens): (Vec<Item>, Vec<usize>) = (Vec::new(), Vec::new());
+        let mut frames: Vec<(u32, u32)> = Vec::with_capacity(depth);
+        let mut emitted = 0;
         for item in self.top_scans() {
+            if emitted >= MAX_CONTEXT_KEYS {
+                visit(item.state, &[]);
+                continue;
+            }
             chains.clear();
-            chains.push(vec![*item]);
-            // Grow every chain by one level while the total stays small.
+            chains.resize(width, *item);
+            lens.clear();
+            lens.push(1);
             for level in 0..depth {
                 next.clear();
+                next_lens.clear();
                 let mut grew = false;
-                for chain in &chains {
-                    let last = chain[chain.len() - 1];
-                    let waiters = self.waiters_on(last);
-                    if waiters.is_empty() || chain.len() <= level {
-                        next.push(chain.clone());
+                for (c, &len) in lens.iter().enumerate() {
+                    let chain = &chains[c * width..(c + 1) * width];
+                    let waiters = if len == level + 1 {
+                        self.waiters_on(chain[len - 1])
+                    } else {
+                        &[]
+                    };
+                    if waiters.is_empty() {
+                        next.extend_from_slice(chain);
+                        next_lens.push(len);
                         continue;
                     }
                     grew = true;
                     for waiter in waiters {
-                        let mut longer = chain.clone();
-                        longer.push(waiter.advanced);
-                        next.push(longer);
+                        let at = next.len();
+                        next.extend_from_slice(chain);
+                        next[at + len] = waiter.advanced;
+                        next_lens.push(len + 1);
                     }
                 }
-                if !grew || (level > 0 && next.len() > MAX_CHAINS) {
+                if !grew || next_lens.len() > MAX_CHAINS {
                     break;
                 }
                 std::mem::swap(&mut chains, &mut next);
+                std::mem::swap(&mut lens, &mut next_lens);
             }
-            let mut frames: Vec<(u32, u32)> = Vec::with_capacity(depth);
-            for chain in &chains {
+            for (c, &len) in lens.iter().enumerate() {
                 frames.clear();
-                frames.extend(chain[1..].iter().map(|a| (a.state, a.count)));
+                frames.extend(
+                    chains[c * width + 1..c * width + len]
+                        .iter()
+                        .map(|a| (a.state, a.count)),
+                );
                 visit(item.state, &frames);
+                emitted += 1;
             }
         }
     }
