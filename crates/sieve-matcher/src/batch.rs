@@ -36,14 +36,19 @@ use rayon::prelude::*;
 
 use crate::{Matcher, MatcherError};
 
-/// Batches below this size run in the caller's thread. A batch of one has nothing to
-/// share. From two on, handing a row to another thread costs rayon a few microseconds, while
-/// a warm mask costs from under a microsecond (states the cache decides alone) to over a
-/// hundred (states whose tokens need the recogniser's walk) with GPT-2's vocabulary; the
-/// second thread wins whenever a mask of the second kind meets a free core. `cargo bench -p
-/// sieve-benches --bench batch` compares `sequential`, `parallel` and `threads-always` (no
-/// threshold) per batch size.
-pub const PARALLEL_MIN_BATCH: usize = 2;
+/// Batches below this size run in the caller's thread.
+///
+/// Handing a batch to rayon from outside the pool costs 6–7 µs on idle cores (waking a
+/// worker, then the caller; twice that on a loaded machine). With GPT-2 and
+/// `llama.cpp/json.gbnf` a warm mask costs 1–2 µs (median: mostly zeroing and OR-ing
+/// 1,571-word rows), so there threads break even somewhere between 16 and 64 matchers
+/// (`threads-always` takes 16 µs for 8 masks the caller fills in 9 µs) and win above (1.5×
+/// at 64, 2.2× at 1,024 on two cores). Masks whose tokens need the recogniser's walk cost
+/// tens of µs to over a millisecond, and batches of those already ran 2.1× faster at 8
+/// matchers. At 16, a batch of cheap masks loses about one dispatch at most and a batch of
+/// expensive ones gets the second core. `cargo bench -p sieve-benches --bench batch`
+/// compares `sequential`, `parallel` and `threads-always` (no threshold) per batch size.
+pub const PARALLEL_MIN_BATCH: usize = 16;
 
 /// Why a batch was refused. Nothing was written when it is returned.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

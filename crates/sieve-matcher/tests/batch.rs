@@ -85,15 +85,15 @@ fn batch_masks_equal_one_at_a_time_masks() {
     let tokenizer = gpt2();
     let mut matchers = mixed_matchers(&tokenizer);
     assert!(
-        matchers.len() >= 4 * PARALLEL_MIN_BATCH,
+        matchers.len() >= 2 * PARALLEL_MIN_BATCH,
         "exercises the parallel path"
     );
     let words = matchers[0].compiled().bitmask_words();
     let expected = one_at_a_time(&mut matchers, words);
     assert!(expected.iter().any(|&w| w != 0));
 
-    // The global pool, pools of one and of several threads, and batches of every size from
-    // one (the sequential path) up, starting at every offset.
+    // The global pool, pools of one and of several threads, and batches of sizes on both
+    // sides of the threshold at many offsets.
     let pools: Vec<rayon::ThreadPool> = [1, 3]
         .into_iter()
         .map(|threads| {
@@ -116,7 +116,8 @@ fn batch_masks_equal_one_at_a_time_masks() {
         pool.install(|| run(&mut matchers, &mut bitmask));
         assert_eq!(bitmask, expected, "{} threads", pool.current_num_threads());
     }
-    for size in [1, 2, 3, 5, 8] {
+    let threshold = PARALLEL_MIN_BATCH;
+    for size in [1, 2, 3, 5, threshold - 1, threshold, threshold + 3] {
         for start in (0..matchers.len() - size).step_by(size) {
             let mut bitmask = vec![SENTINEL; size * words];
             run(&mut matchers[start..start + size], &mut bitmask);
@@ -198,38 +199,41 @@ fn failing_matcher_row_is_zero_and_the_others_are_filled() {
     let Err(MatcherError::Limit(_)) = probe.fill_next_token_bitmask(&mut row) else {
         panic!("expected the history limit at {} bytes", full.len());
     };
-    let mut matchers = vec![
+    // Row 1 of every four fails; a batch of four runs in the caller's thread, the repeated
+    // one on the pool.
+    let pattern = [
         matcher_at(&roomy, full, false),
         matcher_at(&tight, full, false),
         matcher_at(&tight, "{", false),
         matcher_at(&roomy, "{\"a\"", false),
     ];
     let words = roomy.bitmask_words();
-    let expected = {
-        let mut good = [
-            matchers[0].clone(),
-            matchers[2].clone(),
-            matchers[3].clone(),
-        ];
-        one_at_a_time(&mut good, words)
-    };
-    let mut bitmask = vec![SENTINEL; matchers.len() * words];
-    let results = fill_next_token_bitmasks(&mut matchers, &mut bitmask, words).expect("valid");
-    assert!(
-        matches!(results[1], Err(MatcherError::Limit(_))),
-        "{results:?}"
-    );
-    assert!(bitmask[words..2 * words].iter().all(|&w| w == 0));
-    for (row, good) in [(0, 0), (2, 1), (3, 2)] {
-        assert_eq!(results[row], Ok(()));
-        assert_eq!(
-            bitmask[row * words..(row + 1) * words],
-            expected[good * words..(good + 1) * words],
-            "row {row}"
-        );
+    let expected = one_at_a_time(&mut [pattern[0].clone()], words)
+        .into_iter()
+        .chain(vec![0; words])
+        .chain(one_at_a_time(&mut pattern[2..].to_vec(), words))
+        .collect::<Vec<u32>>();
+    for repeats in [1, PARALLEL_MIN_BATCH.div_ceil(4) + 1] {
+        let mut matchers: Vec<Matcher> = (0..repeats).flat_map(|_| pattern.clone()).collect();
+        let mut bitmask = vec![SENTINEL; matchers.len() * words];
+        let results = fill_next_token_bitmasks(&mut matchers, &mut bitmask, words).expect("valid");
+        for (i, row) in bitmask.chunks_exact(words).enumerate() {
+            if i % 4 == 1 {
+                assert!(
+                    matches!(results[i], Err(MatcherError::Limit(_))),
+                    "{results:?}"
+                );
+            } else {
+                assert_eq!(results[i], Ok(()), "row {i}");
+            }
+            let k = i % 4;
+            assert_eq!(row, &expected[k * words..(k + 1) * words], "row {i}");
+        }
+        // The failing matchers are unchanged.
+        for matcher in matchers.iter().skip(1).step_by(4) {
+            assert_eq!(matcher.output_len(), full.len());
+        }
     }
-    // The failing matcher is unchanged.
-    assert_eq!(matchers[1].output_len(), full.len());
 }
 
 #[test]
