@@ -11,7 +11,8 @@
 //! rayon's threads.
 //!
 //! `cargo bench -p sieve-benches --bench stream [-- --limit N]` (N schemas, default 1,000,
-//! taken evenly over the sorted corpus, then shuffled with a fixed seed). Reads
+//! taken evenly over the sorted corpus, then shuffled with a fixed seed). `SIEVE_STREAM_MODE=K`
+//! runs only the K-th mode (0-based). Reads
 //! `SIEVE_SHARED` (default `../shared` beside the workspace); a missing corpus is an error.
 
 use std::path::{Path, PathBuf};
@@ -95,7 +96,13 @@ fn run() -> Result<(), String> {
             AheadOfTime::All { parallel: true },
         ),
     ];
-    for (name, share, ahead) in modes {
+    let only_mode: Option<usize> = std::env::var("SIEVE_STREAM_MODE")
+        .ok()
+        .and_then(|m| m.parse().ok());
+    for (index, (name, share, ahead)) in modes.into_iter().enumerate() {
+        if only_mode.is_some_and(|m| m != index) {
+            continue;
+        }
         // A fresh tokenizer per mode: nothing shared between modes.
         let tokenizer = Arc::new(Tokenizer::new(vocab.clone()));
         let options = Options {

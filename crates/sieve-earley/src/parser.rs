@@ -330,7 +330,8 @@ fn find_leo(leos: &[Leo], rule: u32) -> Option<Item> {
         .map(|i| leos[i].top)
 }
 
-/// The most context chains [`Parser::scan_contexts`] reports for one scan item.
+/// The most context chains [`Parser::scan_contexts`] reports for one scan item past the
+/// first level.
 pub(crate) const MAX_CHAINS: usize = 16;
 /// The most keys with a context [`Parser::scan_contexts`] reports for one set; the scan items
 /// past it get none.
@@ -537,11 +538,11 @@ impl Parser {
     /// items its rule returns to: `frames[0]` is an item waiting on the scan item's rule in the
     /// set where it started (its state and count once the rule is complete), `frames[1]` an
     /// item waiting on `frames[0]`'s rule where that started, and so on, up to `depth` frames
-    /// and while something waits. A level is added only while the item's chains stay within
-    /// [`MAX_CHAINS`], so every chain of an item is cut at the same depth, and an item with
-    /// more waiters than that, or past [`MAX_CONTEXT_KEYS`] keys in all, gets one empty chain
-    /// (no context: always allowed, it only leaves more tokens uncertain). Work is bounded
-    /// by the number of scan items times `MAX_CHAINS` times `depth`.
+    /// and while something waits. The first level is always added (one chain per waiter);
+    /// deeper levels only while the item's chains stay within [`MAX_CHAINS`], so every chain
+    /// of an item is cut at the same depth. Items past [`MAX_CONTEXT_KEYS`] keys in all get
+    /// one empty chain (no context: always allowed, it only leaves more tokens uncertain),
+    /// which bounds the work by that many keys plus the scan items.
     pub(crate) fn scan_contexts(&self, depth: usize, mut visit: impl FnMut(u32, &[(u32, u32)])) {
         let width = depth + 1;
         // Chains of one item, `width` slots each, with their lengths.
@@ -582,7 +583,7 @@ impl Parser {
                         next_lens.push(len + 1);
                     }
                 }
-                if !grew || next_lens.len() > MAX_CHAINS {
+                if !grew || (level > 0 && next_lens.len() > MAX_CHAINS) {
                     break;
                 }
                 std::mem::swap(&mut chains, &mut next);
