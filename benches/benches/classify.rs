@@ -11,7 +11,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -19,7 +18,7 @@ use sieve_backend::{Backend, Key};
 use sieve_earley::EarleyGrammar;
 use sieve_ir::Grammar;
 use sieve_matcher::pipeline;
-use sieve_vocab::{TokenTrie, Vocabulary};
+use sieve_vocab::TokenTrie;
 
 /// The `sieve` binary's allocator, so figures here are the ones the command shows.
 #[global_allocator]
@@ -47,30 +46,9 @@ struct Sample {
 }
 
 fn run() -> Result<(), String> {
-    let mut limit = 500usize;
-    let mut words = std::env::args().skip(1);
-    while let Some(word) = words.next() {
-        match word.as_str() {
-            "--bench" => {}
-            "--limit" => {
-                let n = words.next().ok_or("--limit needs a number")?;
-                limit = n.parse().map_err(|e| format!("--limit {n}: {e}"))?;
-            }
-            other => {
-                return Err(format!(
-                    "unknown argument {other}; usage: classify [--limit N]"
-                ))
-            }
-        }
-    }
-    let shared = match std::env::var_os("SIEVE_SHARED") {
-        Some(dir) => PathBuf::from(dir),
-        None => {
-            let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared");
-            std::fs::canonicalize(&default).unwrap_or(default)
-        }
-    };
-    let trie = load_trie(&shared.join("tokenizers/manifest.json"))?;
+    let limit = sieve_benches::limit_argument("classify", 500)?;
+    let shared = sieve_benches::shared_dir();
+    let trie = TokenTrie::new(&sieve_benches::manifest_vocabulary(&shared, VOCABULARY)?);
     let mut grammars = workload_grammars(&shared.join("bench/workloads"))?;
     let workloads = grammars.len();
     grammars.extend(schema_grammars(
@@ -238,19 +216,6 @@ fn engine(grammar: &Grammar) -> Option<EarleyGrammar> {
     Some(pipeline::earley(&fsms, &options))
 }
 
-fn load_trie(manifest: &Path) -> Result<TokenTrie, String> {
-    let shown = manifest.display();
-    let text = std::fs::read_to_string(manifest).map_err(|e| format!("{shown}: {e}"))?;
-    let entries: Value = serde_json::from_str(&text).map_err(|e| format!("{shown}: {e}"))?;
-    let entry = entries
-        .get(VOCABULARY)
-        .ok_or_else(|| format!("{shown}: no {VOCABULARY} entry"))?;
-    let base = manifest.parent().unwrap_or(Path::new("."));
-    let vocab = Vocabulary::from_manifest_entry(entry, base)
-        .map_err(|e| format!("{shown}: {VOCABULARY}: {e}"))?;
-    Ok(TokenTrie::new(&Arc::new(vocab)))
-}
-
 /// Each harness workload's grammar, by the harness's preference: JSON Schema (compact, the
 /// workload's whitespace), regex, GBNF.
 fn workload_grammars(dir: &Path) -> Result<Vec<(String, Grammar)>, String> {
@@ -301,27 +266,10 @@ fn workload_grammars(dir: &Path) -> Result<Vec<(String, Grammar)>, String> {
 /// `limit` JSONSchemaBench schemas taken evenly over the sorted corpus, those the front-end
 /// compiles.
 fn schema_grammars(corpus: &Path, limit: usize) -> Result<Vec<(String, Grammar)>, String> {
-    let mut files = Vec::new();
-    for subset in std::fs::read_dir(corpus).map_err(|e| format!("{}: {e}", corpus.display()))? {
-        let subset = subset.map_err(|e| e.to_string())?.path();
-        if subset.is_dir() {
-            for file in std::fs::read_dir(&subset)
-                .map_err(|e| e.to_string())?
-                .flatten()
-            {
-                if file.path().extension().is_some_and(|e| e == "json") {
-                    files.push(file.path());
-                }
-            }
-        }
-    }
-    files.sort();
-    if files.is_empty() {
-        return Err(format!("{}: no schemas", corpus.display()));
-    }
+    let files = sieve_benches::corpus_files(corpus)?;
     let step = (files.len() / limit.max(1)).max(1);
     let mut out = Vec::new();
-    for path in files.iter().step_by(step).take(limit) {
+    for (name, path) in files.iter().step_by(step).take(limit) {
         let Ok(text) = std::fs::read_to_string(path) else {
             continue;
         };
@@ -332,12 +280,7 @@ fn schema_grammars(corpus: &Path, limit: usize) -> Result<Vec<(String, Grammar)>
             continue;
         };
         if let Ok(compiled) = sieve_jsonschema::compile(schema, &Default::default()) {
-            let name = path
-                .strip_prefix(corpus)
-                .unwrap_or(path)
-                .display()
-                .to_string();
-            out.push((name, compiled.grammar));
+            out.push((name.clone(), compiled.grammar));
         }
     }
     Ok(out)

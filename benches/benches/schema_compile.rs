@@ -47,7 +47,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use sieve_matcher::{pipeline, CompiledGrammar, Matcher, Tokenizer};
-use sieve_vocab::Vocabulary;
 
 /// The `sieve` binary's allocator, so figures here are the ones the command shows.
 #[global_allocator]
@@ -154,15 +153,9 @@ enum Outcome {
 
 fn run() -> Result<(), String> {
     let args = Args::parse()?;
-    let shared = match std::env::var_os("SIEVE_SHARED") {
-        Some(dir) => PathBuf::from(dir),
-        None => {
-            let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared");
-            std::fs::canonicalize(&default).unwrap_or(default)
-        }
-    };
+    let shared = sieve_benches::shared_dir();
     let corpus = shared.join("data/jsonschemabench");
-    let mut files = corpus_files(&corpus)?;
+    let mut files = sieve_benches::corpus_files(&corpus)?;
     if let Some(filter) = &args.filter {
         files.retain(|(name, _)| name.contains(filter.as_str()));
     }
@@ -177,7 +170,7 @@ fn run() -> Result<(), String> {
         ));
     }
     let started = Instant::now();
-    let tokenizer = load_tokenizer(&shared.join("tokenizers/manifest.json"))?;
+    let tokenizer = load_tokenizer(&shared)?;
     println!(
         "{VOCABULARY}: {} ids, tokenizer and trie built in {:.0} ms (untimed below)",
         tokenizer.vocabulary().n_vocab(),
@@ -213,50 +206,9 @@ fn run() -> Result<(), String> {
     Ok(())
 }
 
-/// Every `<Subset>/*.json` under `corpus`, as (path under the corpus, path), sorted.
-fn corpus_files(corpus: &Path) -> Result<Vec<(String, PathBuf)>, String> {
-    let missing = |e: std::io::Error| {
-        format!(
-            "{}: {e}; set SIEVE_SHARED to the folder holding data/jsonschemabench",
-            corpus.display()
-        )
-    };
-    let mut files = Vec::new();
-    for subset in std::fs::read_dir(corpus).map_err(missing)? {
-        let subset = subset.map_err(missing)?.path();
-        if !subset.is_dir() {
-            continue;
-        }
-        for file in std::fs::read_dir(&subset).map_err(missing)? {
-            let file = file.map_err(missing)?.path();
-            if file.extension().is_some_and(|e| e == "json") {
-                let name = file
-                    .strip_prefix(corpus)
-                    .unwrap_or(&file)
-                    .display()
-                    .to_string();
-                files.push((name, file));
-            }
-        }
-    }
-    if files.is_empty() {
-        return Err(format!("{}: no <Subset>/*.json schemas", corpus.display()));
-    }
-    files.sort();
-    Ok(files)
-}
-
-/// The manifest's `o200k_base` entry, its paths relative to the manifest, with its EOS ids.
-fn load_tokenizer(manifest: &Path) -> Result<Arc<Tokenizer>, String> {
-    let shown = manifest.display();
-    let text = std::fs::read_to_string(manifest).map_err(|e| format!("{shown}: {e}"))?;
-    let entries: Value = serde_json::from_str(&text).map_err(|e| format!("{shown}: {e}"))?;
-    let entry = entries
-        .get(VOCABULARY)
-        .ok_or_else(|| format!("{shown}: no {VOCABULARY} entry"))?;
-    let base = manifest.parent().unwrap_or(Path::new("."));
-    let vocab = Vocabulary::from_manifest_entry(entry, base)
-        .map_err(|e| format!("{shown}: {VOCABULARY}: {e}"))?;
+/// The manifest's `o200k_base` entry as a tokenizer.
+fn load_tokenizer(shared: &Path) -> Result<Arc<Tokenizer>, String> {
+    let vocab = sieve_benches::manifest_vocabulary(shared, VOCABULARY)?;
     Ok(Arc::new(Tokenizer::new(Arc::new(vocab))))
 }
 

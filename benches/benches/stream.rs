@@ -15,14 +15,14 @@
 //! runs only the K-th mode (0-based). Reads
 //! `SIEVE_SHARED` (default `../shared` beside the workspace); a missing corpus is an error.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::Value;
 use sieve_matcher::{AheadOfTime, CompiledGrammar, Matcher, Options, Tokenizer};
-use sieve_vocab::{TokenTrie, Vocabulary};
+use sieve_vocab::TokenTrie;
 
 /// The `sieve` binary's allocator, so figures here are the ones the command shows.
 #[global_allocator]
@@ -46,30 +46,9 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<(), String> {
-    let mut limit = 1000usize;
-    let mut words = std::env::args().skip(1);
-    while let Some(word) = words.next() {
-        match word.as_str() {
-            "--bench" => {}
-            "--limit" => {
-                let n = words.next().ok_or("--limit needs a number")?;
-                limit = n.parse().map_err(|e| format!("--limit {n}: {e}"))?;
-            }
-            other => {
-                return Err(format!(
-                    "unknown argument {other}; usage: stream [--limit N]"
-                ))
-            }
-        }
-    }
-    let shared = match std::env::var_os("SIEVE_SHARED") {
-        Some(dir) => PathBuf::from(dir),
-        None => {
-            let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared");
-            std::fs::canonicalize(&default).unwrap_or(default)
-        }
-    };
-    let vocab = load_vocab(&shared.join("tokenizers/manifest.json"))?;
+    let limit = sieve_benches::limit_argument("stream", 1000)?;
+    let shared = sieve_benches::shared_dir();
+    let vocab = Arc::new(sieve_benches::manifest_vocabulary(&shared, "o200k_base")?);
     let mut requests = requests(&shared.join("data/jsonschemabench"), limit)?;
     if let Ok(only) = std::env::var("SIEVE_STREAM_ONLY") {
         requests.retain(|r| r.name == only);
@@ -202,43 +181,13 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
 
-fn load_vocab(manifest: &Path) -> Result<Arc<Vocabulary>, String> {
-    let shown = manifest.display();
-    let text = std::fs::read_to_string(manifest).map_err(|e| format!("{shown}: {e}"))?;
-    let entries: Value = serde_json::from_str(&text).map_err(|e| format!("{shown}: {e}"))?;
-    let entry = entries
-        .get("o200k_base")
-        .ok_or_else(|| format!("{shown}: no o200k_base entry"))?;
-    let base = manifest.parent().unwrap_or(Path::new("."));
-    Vocabulary::from_manifest_entry(entry, base)
-        .map(Arc::new)
-        .map_err(|e| format!("{shown}: o200k_base: {e}"))
-}
-
 /// `limit` schemas taken evenly over the sorted corpus that compile and have a valid
 /// instance, shuffled with a fixed seed (a stream, not subset by subset).
 fn requests(corpus: &Path, limit: usize) -> Result<Vec<Request>, String> {
-    let mut files = Vec::new();
-    for subset in std::fs::read_dir(corpus).map_err(|e| format!("{}: {e}", corpus.display()))? {
-        let subset = subset.map_err(|e| e.to_string())?.path();
-        if subset.is_dir() {
-            for file in std::fs::read_dir(&subset)
-                .map_err(|e| e.to_string())?
-                .flatten()
-            {
-                if file.path().extension().is_some_and(|e| e == "json") {
-                    files.push(file.path());
-                }
-            }
-        }
-    }
-    files.sort();
-    if files.is_empty() {
-        return Err(format!("{}: no schemas", corpus.display()));
-    }
+    let files = sieve_benches::corpus_files(corpus)?;
     let step = (files.len() / limit.max(1)).max(1);
     let mut out = Vec::new();
-    for path in files.iter().step_by(step) {
+    for (name, path) in files.iter().step_by(step) {
         if out.len() == limit {
             break;
         }
@@ -263,11 +212,7 @@ fn requests(corpus: &Path, limit: usize) -> Result<Vec<Request>, String> {
             continue;
         };
         out.push(Request {
-            name: path
-                .strip_prefix(corpus)
-                .unwrap_or(path)
-                .display()
-                .to_string(),
+            name: name.clone(),
             grammar: compiled.grammar,
             instance: serde_json::to_vec(instance).map_err(|e| e.to_string())?,
         });

@@ -31,3 +31,87 @@ pub fn shipped_gbnf_grammars() -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// The folder holding the shared corpora: `$SIEVE_SHARED`, or `../shared` beside the
+/// workspace.
+pub fn shared_dir() -> PathBuf {
+    match std::env::var_os("SIEVE_SHARED") {
+        Some(dir) => PathBuf::from(dir),
+        None => {
+            let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared");
+            std::fs::canonicalize(&default).unwrap_or(default)
+        }
+    }
+}
+
+/// The vocabulary `name` of `shared/tokenizers/manifest.json` (paths relative to the
+/// manifest, with its EOS ids).
+pub fn manifest_vocabulary(shared: &Path, name: &str) -> Result<sieve_vocab::Vocabulary, String> {
+    let manifest = shared.join("tokenizers/manifest.json");
+    let shown = manifest.display();
+    let text = std::fs::read_to_string(&manifest).map_err(|e| format!("{shown}: {e}"))?;
+    let entries: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{shown}: {e}"))?;
+    let entry = entries
+        .get(name)
+        .ok_or_else(|| format!("{shown}: no {name} entry"))?;
+    let base = manifest.parent().unwrap_or(Path::new("."));
+    sieve_vocab::Vocabulary::from_manifest_entry(entry, base)
+        .map_err(|e| format!("{shown}: {name}: {e}"))
+}
+
+/// Every `<Subset>/*.json` under `corpus` (JSONSchemaBench's layout), as (path under the
+/// corpus, path), sorted; a missing or empty corpus is an error.
+pub fn corpus_files(corpus: &Path) -> Result<Vec<(String, PathBuf)>, String> {
+    let missing = |e: std::io::Error| {
+        format!(
+            "{}: {e}; set SIEVE_SHARED to the folder holding data/jsonschemabench",
+            corpus.display()
+        )
+    };
+    let mut files = Vec::new();
+    for subset in std::fs::read_dir(corpus).map_err(missing)? {
+        let subset = subset.map_err(missing)?.path();
+        if !subset.is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(&subset).map_err(missing)? {
+            let file = file.map_err(missing)?.path();
+            if file.extension().is_some_and(|e| e == "json") {
+                let name = file
+                    .strip_prefix(corpus)
+                    .unwrap_or(&file)
+                    .display()
+                    .to_string();
+                files.push((name, file));
+            }
+        }
+    }
+    if files.is_empty() {
+        return Err(format!("{}: no <Subset>/*.json schemas", corpus.display()));
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// The command line of a sweep that takes only `--limit N` (and the `--bench` cargo passes):
+/// N, or `default`.
+pub fn limit_argument(bench: &str, default: usize) -> Result<usize, String> {
+    let mut limit = default;
+    let mut words = std::env::args().skip(1);
+    while let Some(word) = words.next() {
+        match word.as_str() {
+            "--bench" => {}
+            "--limit" => {
+                let n = words.next().ok_or("--limit needs a number")?;
+                limit = n.parse().map_err(|e| format!("--limit {n}: {e}"))?;
+            }
+            other => {
+                return Err(format!(
+                    "unknown argument {other}; usage: {bench} [--limit N]"
+                ))
+            }
+        }
+    }
+    Ok(limit)
+}
