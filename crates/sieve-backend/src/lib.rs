@@ -17,14 +17,14 @@
 //!
 //! # The contract that makes masks exact
 //!
-//! For a recogniser `r` whose [`Recognizer::keys`] are `K`, and `K'` made from `K` by
-//! replacing, for any states, every key of that state by the bare state ([`Key::bare`]) or
-//! keeping them all:
+//! For a recogniser `r` whose scannable states ([`Recognizer::states`]) are `S`, let `K` hold,
+//! for each `s ∈ S`, either the bare key of `s` ([`Key::bare`]) or every key of
+//! [`Recognizer::contexts`]`(s)`:
 //!
-//! 1. every token in `classify(k).accepted` for some `k ∈ K'` is accepted by `r` (its bytes
+//! 1. every token in `classify(k).accepted` for some `k ∈ K` is accepted by `r` (its bytes
 //!    pushed one by one are all accepted);
 //! 2. every text token that is in no `classify(k).accepted` and in no `classify(k).uncertain`
-//!    range, over all `k ∈ K'`, is rejected by `r`;
+//!    range, over all `k ∈ K`, is rejected by `r`;
 //! 3. [`Recognizer::allowed_bytes`] is exactly the set of bytes [`Recognizer::push_byte`]
 //!    accepts, and a byte is accepted iff the bytes so far are a prefix of a sentence (or of
 //!    an infinite derivation of a pumping rule).
@@ -142,9 +142,15 @@ pub trait Recognizer: Clone + Send + Sync + fmt::Debug {
         self.pop_bytes(self.len());
     }
 
-    /// Appends to `out` the keys of the current scannable states, each with its context when
-    /// it has one (repeats allowed).
-    fn keys(&self, out: &mut Vec<Key>);
+    /// Appends to `out` the current scannable states (repeats allowed). Cheap: called at
+    /// every mask.
+    fn states(&self, out: &mut Vec<u32>);
+
+    /// Appends to `out` the keys of `state` (one of [`Recognizer::states`]) with their
+    /// contexts, one per way its rule can return (repeats allowed); a bare key where no
+    /// context can be given. Called only for states whose bare classification leaves many
+    /// tokens uncertain.
+    fn contexts(&self, state: u32, out: &mut Vec<Key>);
 }
 
 /// The compiled, immutable tables of a backend, shared by every recogniser made from them.
@@ -158,7 +164,7 @@ pub trait Backend: Send + Sync + fmt::Debug {
     /// States are `0..state_count()`.
     fn state_count(&self) -> usize;
 
-    /// Whether `state` can ever be the state of a key reported by [`Recognizer::keys`] (the
+    /// Whether `state` can ever be reported by [`Recognizer::states`] (the
     /// states worth classifying ahead of time).
     fn is_scannable(&self, state: u32) -> bool;
 

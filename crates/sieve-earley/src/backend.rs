@@ -40,11 +40,15 @@ impl Recognizer for Parser {
         Parser::reset(self);
     }
 
+    fn states(&self, out: &mut Vec<u32>) {
+        out.extend(self.scan_states());
+    }
+
     /// A scan item's context is the chain of items its rule returns to: for each item
     /// waiting on the rule where it started, that item's state and count after the rule,
     /// then in turn the items waiting on that item's rule, up to [`Key::MAX_CONTEXT`] levels.
-    fn keys(&self, out: &mut Vec<Key>) {
-        self.scan_contexts(Key::MAX_CONTEXT, |state, frames| {
+    fn contexts(&self, state: u32, out: &mut Vec<Key>) {
+        self.scan_contexts(state, Key::MAX_CONTEXT, |frames| {
             out.push(Key::with_context(state, frames));
         });
     }

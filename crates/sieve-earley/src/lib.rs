@@ -64,7 +64,6 @@ use std::fmt;
 
 pub use grammar::EarleyGrammar;
 pub use parser::{Parser, Stats};
-pub use within::{Frontier, StaticWalk, MAX_CONFIGS, MAX_STACK};
 
 /// Limits and switches of the recogniser. The fields are public so callers can write
 /// `Config { max_items_per_set: 1000, ..Config::default() }`.

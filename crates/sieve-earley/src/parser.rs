@@ -333,8 +333,8 @@ fn find_leo(leos: &[Leo], rule: u32) -> Option<Item> {
 /// The most context chains [`Parser::scan_contexts`] reports for one scan item past the
 /// first level.
 pub(crate) const MAX_CHAINS: usize = 16;
-/// The most keys with a context [`Parser::scan_contexts`] reports for one set; the scan items
-/// past it get none.
+/// The most keys with a context [`Parser::scan_contexts`] reports for one state; the scan
+/// items past it get none.
 pub(crate) const MAX_CONTEXT_KEYS: usize = 1024;
 
 fn waiter_range(waiters: &[Waiter], rule: u32) -> (usize, usize) {
@@ -534,7 +534,7 @@ impl Parser {
         &self.scans[self.top().scans..]
     }
 
-    /// For each scan item of the top set, calls `visit(state, frames)` once per chain of
+    /// For each scan item of the top set in `state`, calls `visit(frames)` once per chain of
     /// items its rule returns to: `frames[0]` is an item waiting on the scan item's rule in the
     /// set where it started (its state and count once the rule is complete), `frames[1]` an
     /// item waiting on `frames[0]`'s rule where that started, and so on, up to `depth` frames
@@ -543,16 +543,21 @@ impl Parser {
     /// of an item is cut at the same depth. Items past [`MAX_CONTEXT_KEYS`] keys in all get
     /// one empty chain (no context: always allowed, it only leaves more tokens uncertain),
     /// which bounds the work by that many keys plus the scan items.
-    pub(crate) fn scan_contexts(&self, depth: usize, mut visit: impl FnMut(u32, &[(u32, u32)])) {
+    pub(crate) fn scan_contexts(
+        &self,
+        state: u32,
+        depth: usize,
+        mut visit: impl FnMut(&[(u32, u32)]),
+    ) {
         let width = depth + 1;
         // Chains of one item, `width` slots each, with their lengths.
         let (mut chains, mut lens): (Vec<Item>, Vec<usize>) = (Vec::new(), Vec::new());
         let (mut next, mut next_lens): (Vec<Item>, Vec<usize>) = (Vec::new(), Vec::new());
         let mut frames: Vec<(u32, u32)> = Vec::with_capacity(depth);
         let mut emitted = 0;
-        for item in self.top_scans() {
+        for item in self.top_scans().iter().filter(|item| item.state == state) {
             if emitted >= MAX_CONTEXT_KEYS {
-                visit(item.state, &[]);
+                visit(&[]);
                 continue;
             }
             chains.clear();
@@ -596,7 +601,7 @@ impl Parser {
                         .iter()
                         .map(|a| (a.state, a.count)),
                 );
-                visit(item.state, &frames);
+                visit(&frames);
                 emitted += 1;
             }
         }

@@ -186,14 +186,6 @@ impl<'g> StaticWalk<'g> {
         }
     }
 
-    /// The frontier before any byte, from a scan item in `state`.
-    pub fn start(&self, state: u32) -> Frontier {
-        Frontier {
-            configs: vec![Config { state, stack: 0 }],
-            left: false,
-        }
-    }
-
     /// The frontier before any byte, from a scan item in `state` whose rule, once complete,
     /// returns to `context[0]` — a state of the caller, with the count its item will have
     /// when that state is counted (else [`NOT_COUNTED`]) — whose rule returns to

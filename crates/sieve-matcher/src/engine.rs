@@ -67,9 +67,15 @@ impl Recognizer for EngineRecognizer {
         }
     }
 
-    fn keys(&self, out: &mut Vec<Key>) {
+    fn states(&self, out: &mut Vec<u32>) {
         match self {
-            EngineRecognizer::Earley(p) => Recognizer::keys(p, out),
+            EngineRecognizer::Earley(p) => Recognizer::states(p, out),
+        }
+    }
+
+    fn contexts(&self, state: u32, out: &mut Vec<Key>) {
+        match self {
+            EngineRecognizer::Earley(p) => Recognizer::contexts(p, state, out),
         }
     }
 }

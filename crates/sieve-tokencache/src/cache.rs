@@ -227,35 +227,31 @@ impl TokenCache {
         trie: &TokenTrie,
         mask: &mut [u32],
     ) -> Result<(), LimitError> {
-        let mut keys = Vec::new();
-        recognizer.keys(&mut keys);
-        keys.sort_unstable();
-        keys.dedup();
+        let mut states = Vec::new();
+        recognizer.states(&mut states);
+        states.sort_unstable();
+        states.dedup();
         let mut uncertain: Vec<Range<u32>> = Vec::new();
-        let mut i = 0;
-        while i < keys.len() {
-            // keys[i..end] share one state.
-            let state = keys[i].state;
-            let end = i + keys[i..].partition_point(|k| k.state == state);
+        let mut keys = Vec::new();
+        for state in states {
             let bare = self.get(backend, trie, state);
-            let refine = bare.uncertain_count() > self.refine_above
-                && keys[i..end].iter().all(Key::has_context);
-            let entries: Vec<Arc<Classification>> = if refine {
-                keys[i..end]
-                    .iter()
-                    .map(|&key| {
+            if bare.uncertain_count() > self.refine_above {
+                keys.clear();
+                recognizer.contexts(state, &mut keys);
+                keys.sort_unstable();
+                keys.dedup();
+                if keys.iter().all(Key::has_context) {
+                    for &key in &keys {
                         let key = backend.canonical_key(key, trie.max_token_len());
-                        self.get_with_context(backend, trie, key)
-                    })
-                    .collect()
-            } else {
-                vec![bare]
-            };
-            for entry in &entries {
-                entry.accepted.or_into(mask);
-                uncertain.extend_from_slice(&entry.uncertain);
+                        let entry = self.get_with_context(backend, trie, key);
+                        entry.accepted.or_into(mask);
+                        uncertain.extend_from_slice(&entry.uncertain);
+                    }
+                    continue;
+                }
             }
-            i = end;
+            bare.accepted.or_into(mask);
+            uncertain.extend_from_slice(&bare.uncertain);
         }
         let fed = walk::walk(recognizer, trie, &walk::merge(uncertain), mask)?;
         self.walked.fetch_add(fed as u64, Ordering::Relaxed);
