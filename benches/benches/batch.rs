@@ -19,7 +19,7 @@ use std::sync::Arc;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use rayon::prelude::*;
 use sieve_matcher::{fill_next_token_bitmasks, CompiledGrammar, Matcher, Options, Tokenizer};
-use sieve_vocab::{TokenTrie, Vocabulary};
+use sieve_vocab::Vocabulary;
 
 /// The `sieve` binary's allocator, so figures here are the ones the command shows.
 #[global_allocator]
@@ -30,20 +30,6 @@ const GRAMMAR: &str = "llama.cpp/json.gbnf";
 
 /// The batch sizes measured (2 and 4 locate the threshold).
 const BATCHES: &[usize] = &[1, 2, 4, 8, 64, 256, 1024];
-
-/// Greedy longest-match tokenisation (any tokenisation is a valid walk).
-fn tokenize(trie: &TokenTrie, text: &[u8]) -> Option<Vec<u32>> {
-    let mut tokens = Vec::new();
-    let mut at = 0;
-    while at < text.len() {
-        let (len, id) = (1..=(text.len() - at).min(32))
-            .rev()
-            .find_map(|len| trie.find(&text[at..at + len]).map(|id| (len, id)))?;
-        tokens.push(id.as_u32());
-        at += len;
-    }
-    Some(tokens)
-}
 
 /// `count` matchers of `compiled`, matcher `i` advanced through sentence `i % sentences` to a
 /// step that differs from its neighbours' (never past the sentence, never terminated).
@@ -77,7 +63,7 @@ fn batch(c: &mut Criterion) {
     let sentences: Vec<Vec<u32>> = (0..200)
         .filter_map(|seed| recognizer.sample(seed, 8))
         .filter(|s| (16..=400).contains(&s.len()))
-        .filter_map(|s| tokenize(tokenizer.trie(), &s))
+        .filter_map(|s| sieve_benches::tokenize(tokenizer.trie(), &s))
         .take(32)
         .collect();
     let compiled = Arc::new(

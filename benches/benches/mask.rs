@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use sieve_matcher::{CompiledGrammar, Matcher, Options, Tokenizer};
-use sieve_vocab::{TokenTrie, Vocabulary};
+use sieve_vocab::Vocabulary;
 
 /// The `sieve` binary's allocator, so figures here are the ones the command shows.
 #[global_allocator]
@@ -25,20 +25,6 @@ const GRAMMARS: &[&str] = &[
     "llama.cpp/arithmetic.gbnf",
     "llama.cpp/c.gbnf",
 ];
-
-/// Greedy longest-match tokenisation (any tokenisation is a valid walk).
-fn tokenize(trie: &TokenTrie, text: &[u8]) -> Option<Vec<u32>> {
-    let mut tokens = Vec::new();
-    let mut at = 0;
-    while at < text.len() {
-        let (len, id) = (1..=(text.len() - at).min(32))
-            .rev()
-            .find_map(|len| trie.find(&text[at..at + len]).map(|id| (len, id)))?;
-        tokens.push(id.as_u32());
-        at += len;
-    }
-    Some(tokens)
-}
 
 fn mask(c: &mut Criterion) {
     let vocab = Arc::new(Vocabulary::embedded_default().clone());
@@ -58,7 +44,8 @@ fn mask(c: &mut Criterion) {
             .filter(|s| s.len() <= 400)
             .max_by_key(Vec::len)
             .expect("a sample");
-        let tokens = tokenize(tokenizer.trie(), &sentence).expect("bytes are tokens");
+        let tokens =
+            sieve_benches::tokenize(tokenizer.trie(), &sentence).expect("bytes are tokens");
         let compiled = Arc::new(
             CompiledGrammar::new(&grammar, tokenizer.clone(), &Options::default())
                 .expect("compiles"),

@@ -22,7 +22,6 @@ use std::time::Instant;
 
 use serde_json::Value;
 use sieve_matcher::{AheadOfTime, CompiledGrammar, Matcher, Options, Tokenizer};
-use sieve_vocab::TokenTrie;
 
 /// The `sieve` binary's allocator, so figures here are the ones the command shows.
 #[global_allocator]
@@ -157,7 +156,7 @@ fn serve(request: &Request, tokenizer: &Arc<Tokenizer>, options: &Options) -> (f
         if filled.is_err() || at == text.len() {
             break;
         }
-        let Some((len, id)) = longest_token(trie, &text[at..]) else {
+        let Some((len, id)) = sieve_benches::longest_token(trie, &text[at..]) else {
             break;
         };
         if matcher.accept_token(id).is_err() {
@@ -166,12 +165,6 @@ fn serve(request: &Request, tokenizer: &Arc<Tokenizer>, options: &Options) -> (f
         at += len;
     }
     (cost, times)
-}
-
-fn longest_token(trie: &TokenTrie, rest: &[u8]) -> Option<(usize, u32)> {
-    (1..=rest.len().min(32))
-        .rev()
-        .find_map(|len| trie.find(&rest[..len]).map(|id| (len, id.as_u32())))
 }
 
 fn quantile(sorted: &[f64], q: f64) -> f64 {

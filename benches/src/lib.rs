@@ -115,3 +115,23 @@ pub fn limit_argument(bench: &str, default: usize) -> Result<usize, String> {
     }
     Ok(limit)
 }
+
+/// The longest token of `trie` that `rest` starts with (at most 32 bytes): its length and id.
+pub fn longest_token(trie: &sieve_vocab::TokenTrie, rest: &[u8]) -> Option<(usize, u32)> {
+    (1..=rest.len().min(32))
+        .rev()
+        .find_map(|len| trie.find(&rest[..len]).map(|id| (len, id.as_u32())))
+}
+
+/// Greedy longest-match tokenisation (any tokenisation is a valid walk); `None` when some
+/// byte starts no token.
+pub fn tokenize(trie: &sieve_vocab::TokenTrie, text: &[u8]) -> Option<Vec<u32>> {
+    let mut tokens = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let (len, id) = longest_token(trie, &text[at..])?;
+        tokens.push(id);
+        at += len;
+    }
+    Some(tokens)
+}
