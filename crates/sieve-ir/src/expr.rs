@@ -201,6 +201,21 @@ impl Expr {
         }
     }
 
+    /// Replaces every rule reference `id` by `f(id)`, in place. The shape is unchanged, so the
+    /// invariants still hold.
+    pub fn rename_refs(&mut self, f: &mut impl FnMut(RuleId) -> RuleId) {
+        match &mut self.kind {
+            ExprKind::Ref(id) => *id = f(*id),
+            ExprKind::Seq(items) | ExprKind::Choice(items) => {
+                for item in items {
+                    item.rename_refs(f);
+                }
+            }
+            ExprKind::Repeat { item, .. } => item.rename_refs(f),
+            ExprKind::Empty | ExprKind::Bytes(_) | ExprKind::Class(_) => {}
+        }
+    }
+
     /// The number of nodes in this expression tree.
     pub fn size(&self) -> usize {
         1 + self.children().iter().map(Expr::size).sum::<usize>()

@@ -110,6 +110,17 @@ impl Grammar {
             .collect()
     }
 
+    /// The rules as `(name, body)` pairs in id order, and the root: the inverse of
+    /// [`Grammar::from_rewrite`], for passes that rewrite bodies in place instead of copying them.
+    pub fn into_rewrite(self) -> (Vec<(String, Expr)>, RuleId) {
+        let rules = self
+            .rules
+            .into_iter()
+            .map(|rule| (rule.name, rule.body))
+            .collect();
+        (rules, self.root)
+    }
+
     /// A grammar from the rules of a rewrite, for passes that rebuild whole grammars many
     /// times. Expression invariants hold by construction (expressions are only made through
     /// their constructors) and the caller keeps names unique, so only what a faulty rewrite

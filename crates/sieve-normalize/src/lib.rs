@@ -122,7 +122,7 @@ pub struct Pass {
     /// What holds after it.
     pub establishes: Stage,
     /// The rewrite.
-    pub run: fn(&Grammar, &Config) -> Result<Grammar, NormalizeError>,
+    pub run: fn(Grammar, &Config) -> Result<Grammar, NormalizeError>,
 }
 
 /// The passes, in the order they run.
@@ -236,7 +236,7 @@ pub fn normalize_traced(
 ) -> Result<Normalized, NormalizeError> {
     let mut current = grammar.clone();
     for pass in PASSES {
-        current = (pass.run)(&current, config)?;
+        current = (pass.run)(current, config)?;
         check_limits(pass.name, &current, config)?;
         if cfg!(debug_assertions) {
             check_stage(&current, pass.establishes).map_err(|problem| {
@@ -326,7 +326,7 @@ fn is_loop_bounds(min: u32, max: Option<u32>) -> bool {
     matches!((min, max), (0, Some(1)) | (0, None) | (1, None))
 }
 
-fn has_only_loop_repeats(expr: &sieve_ir::Expr) -> bool {
+pub(crate) fn has_only_loop_repeats(expr: &sieve_ir::Expr) -> bool {
     let own = match expr.kind() {
         ExprKind::Repeat { min, max, .. } => is_loop_bounds(*min, *max),
         _ => true,

@@ -11,45 +11,52 @@ use sieve_ir::{Expr, FreshNames, Grammar, RuleId};
 use crate::NormalizeError;
 
 /// A grammar under rewrite: names and bodies indexed by old rule id. Rules may be appended.
+///
+/// A draft owns the grammar it was made from, so a pass rewrites bodies in place or takes
+/// them out ([`Draft::take_bodies`]) instead of copying every rule.
 #[derive(Clone, Debug)]
 pub(crate) struct Draft {
     pub names: Vec<String>,
     pub bodies: Vec<Option<Expr>>,
     pub root: RuleId,
-    /// Every name in `names`, for finding fresh ones quickly.
-    taken: HashSet<String>,
+    /// Every name in `names`, for finding fresh ones quickly; built on the first
+    /// [`Draft::add_rule`], since most passes add none.
+    taken: Option<HashSet<String>>,
     fresh_names: FreshNames,
 }
 
 impl Draft {
     /// A draft holding the grammar's rules unchanged.
-    pub fn from_grammar(grammar: &Grammar) -> Draft {
+    pub fn from_grammar(grammar: Grammar) -> Draft {
+        let (rules, root) = grammar.into_rewrite();
+        let (names, bodies) = rules
+            .into_iter()
+            .map(|(name, body)| (name, Some(body)))
+            .unzip();
         Draft {
-            names: grammar
-                .rules()
-                .iter()
-                .map(|r| r.name().to_owned())
-                .collect(),
-            bodies: grammar
-                .rules()
-                .iter()
-                .map(|r| Some(r.body().clone()))
-                .collect(),
-            root: grammar.root(),
-            taken: grammar
-                .rules()
-                .iter()
-                .map(|r| r.name().to_owned())
-                .collect(),
+            names,
+            bodies,
+            root,
+            taken: None,
             fresh_names: FreshNames::default(),
         }
     }
 
+    /// Takes every body out, leaving none: for passes that compute each new body from the
+    /// old ones and set every rule they keep.
+    pub fn take_bodies(&mut self) -> Vec<Option<Expr>> {
+        let count = self.bodies.len();
+        std::mem::replace(&mut self.bodies, vec![None; count])
+    }
+
     /// Appends a rule with a name derived from `base` that no other rule has.
     pub fn add_rule(&mut self, base: &str, body: Expr) -> RuleId {
-        let taken = &self.taken;
+        let names = &self.names;
+        let taken = self
+            .taken
+            .get_or_insert_with(|| names.iter().cloned().collect());
         let name = self.fresh_names.next(base, |name| taken.contains(name));
-        self.taken.insert(name.clone());
+        taken.insert(name.clone());
         self.names.push(name);
         self.bodies.push(Some(body));
         RuleId::new(self.names.len() - 1).expect("rule count is limited by the config")
@@ -93,13 +100,11 @@ impl Draft {
             if !keep {
                 continue;
             }
-            let body = body.expect("reachable rules have bodies");
-            let body = if renumbered {
-                body.map_refs(&mut |r| new_id[r.index()].map(Expr::rule))
-                    .ok_or_else(|| NormalizeError::internal("reference to an unreachable rule"))?
-            } else {
-                body
-            };
+            let mut body = body.expect("reachable rules have bodies");
+            if renumbered {
+                // Every rule a reachable body names is reachable, so each has a new id.
+                body.rename_refs(&mut |r| new_id[r.index()].expect("a reachable rule"));
+            }
             rules.push((name, body));
         }
         let root = new_id[root.index()].expect("the root is reachable");
@@ -124,7 +129,7 @@ mod tests {
         builder.define(taken, Expr::bytes(b"x".to_vec()));
         let grammar = builder.build(root).unwrap();
 
-        let mut draft = Draft::from_grammar(&grammar);
+        let mut draft = Draft::from_grammar(grammar);
         let names: Vec<String> = (0..4)
             .map(|_| {
                 let id = draft.add_rule("r", Expr::empty());

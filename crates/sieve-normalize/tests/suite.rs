@@ -13,7 +13,7 @@ fn gbnf(text: &str) -> Grammar {
 
 fn run_pass(name: &str, grammar: &Grammar) -> Grammar {
     let pass = PASSES.iter().find(|p| p.name == name).expect("known pass");
-    let out = (pass.run)(grammar, &Config::default()).expect("pass succeeds");
+    let out = (pass.run)(grammar.clone(), &Config::default()).expect("pass succeeds");
     check_stage(&out, pass.establishes).expect("stage holds");
     out
 }
@@ -23,7 +23,7 @@ fn dump_through(text: &str, last: &str, config: &Config) -> String {
     let mut out = None;
     let mut grammar = gbnf(text);
     for pass in PASSES {
-        grammar = (pass.run)(&grammar, config).expect("pass succeeds");
+        grammar = (pass.run)(grammar, config).expect("pass succeeds");
         check_stage(&grammar, pass.establishes).expect("stage holds");
         if pass.name == last {
             out = Some(grammar.to_string());
@@ -121,7 +121,7 @@ c ::= "dc""#,
         let g = gbnf("root ::= root \"a\"");
         let err = PASSES[1].run;
         assert_eq!(
-            err(&g, &Config::default()),
+            err(g, &Config::default()),
             Err(NormalizeError::EmptyLanguage {
                 root: "root".into()
             })

@@ -18,14 +18,25 @@ use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 use crate::{rebuild::Draft, NormalizeError};
 
 /// Runs the pass.
-pub fn flatten(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
+pub fn flatten(grammar: Grammar) -> Result<Grammar, NormalizeError> {
+    let mut draft = Draft::from_grammar(grammar);
+    let mut old = draft.take_bodies();
+    // Bodies already flat have no group to lift: they move over unchanged.
+    for (new, old) in draft.bodies.iter_mut().zip(&mut old) {
+        if old.as_ref().is_some_and(crate::flat::is_flat) {
+            *new = old.take();
+        }
+    }
     let mut lifter = Lifter {
-        draft: Draft::from_grammar(grammar),
+        draft,
         lifted: HashMap::default(),
     };
-    for id in grammar.rule_ids() {
-        let body = lifter.flatten_body(id, grammar.rule(id).body());
-        lifter.draft.bodies[id.index()] = Some(body);
+    for (index, body) in old.iter().enumerate() {
+        if let Some(body) = body {
+            let id = RuleId::new(index).expect("an existing rule");
+            let body = lifter.flatten_body(id, body);
+            lifter.draft.bodies[index] = Some(body);
+        }
     }
     lifter.draft.finish()
 }

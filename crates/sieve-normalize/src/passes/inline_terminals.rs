@@ -29,13 +29,14 @@ pub const MAX_INLINED_SIZE: usize = 128;
 
 /// Runs the pass: one sweep over the rules, callees first, so a rule's callees are final
 /// (their own terminal callees inlined) before it is rewritten.
-pub fn inline_terminals(grammar: &Grammar, config: &Config) -> Result<Grammar, NormalizeError> {
+pub fn inline_terminals(grammar: Grammar, config: &Config) -> Result<Grammar, NormalizeError> {
     let budget = config.max_size / 2;
     let mut size = grammar.size();
+    let components = analysis::components_callees_first(&grammar);
     let mut draft = Draft::from_grammar(grammar);
     let root = draft.root.index();
     let mut inlinable = vec![false; draft.bodies.len()];
-    for (members, _) in analysis::components_callees_first(grammar) {
+    for (members, _) in components {
         for id in members {
             let Some(body) = &draft.bodies[id] else {
                 continue;

@@ -31,21 +31,17 @@ use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 use crate::{analysis, rebuild::Draft, NormalizeError};
 
 /// Runs the pass.
-pub fn merge_identical(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
-    let class_of = bisimulation_classes(grammar);
+pub fn merge_identical(grammar: Grammar) -> Result<Grammar, NormalizeError> {
+    let class_of = bisimulation_classes(&grammar);
     let mut representative: HashMap<usize, RuleId> = HashMap::default();
     representative.insert(class_of[grammar.root().index()], grammar.root());
     for id in grammar.rule_ids() {
         representative.entry(class_of[id.index()]).or_insert(id);
     }
+    let target: Vec<RuleId> = class_of.iter().map(|class| representative[class]).collect();
     let mut draft = Draft::from_grammar(grammar);
-    for id in grammar.rule_ids() {
-        let body = grammar
-            .rule(id)
-            .body()
-            .map_refs(&mut |r| Some(Expr::rule(representative[&class_of[r.index()]])))
-            .expect("redirecting references keeps every alternative");
-        draft.bodies[id.index()] = Some(body);
+    for body in draft.bodies.iter_mut().flatten() {
+        body.rename_refs(&mut |r| target[r.index()]);
     }
     draft.finish()
 }

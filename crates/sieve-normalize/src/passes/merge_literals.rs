@@ -8,12 +8,28 @@ use sieve_ir::{Expr, ExprKind, Grammar};
 use crate::{rebuild::Draft, NormalizeError};
 
 /// Runs the pass.
-pub fn merge_literals(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
+pub fn merge_literals(grammar: Grammar) -> Result<Grammar, NormalizeError> {
     let mut draft = Draft::from_grammar(grammar);
-    for id in grammar.rule_ids() {
-        draft.bodies[id.index()] = Some(merge(grammar.rule(id).body()));
+    for body in draft.bodies.iter_mut().flatten() {
+        if has_adjacent_bytes(body) {
+            *body = merge(body);
+        }
     }
     draft.finish()
+}
+
+/// Whether some sequence in `expr` has two byte strings side by side.
+pub(crate) fn has_adjacent_bytes(expr: &Expr) -> bool {
+    let adjacent = match expr.kind() {
+        ExprKind::Seq(items) => items.windows(2).any(|pair| {
+            matches!(
+                (pair[0].kind(), pair[1].kind()),
+                (ExprKind::Bytes(_), ExprKind::Bytes(_))
+            )
+        }),
+        _ => false,
+    };
+    adjacent || expr.children().iter().any(has_adjacent_bytes)
 }
 
 /// `expr` with adjacent byte strings in every sequence joined.

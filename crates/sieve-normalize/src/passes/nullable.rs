@@ -106,15 +106,20 @@ fn split_repeat(atom: &Expr) -> (&Expr, u32, Option<u32>) {
 }
 
 /// Runs the pass.
-pub fn eliminate_nullable(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
-    let nullable = analysis::nullable(grammar);
-    let nonempty = analysis::derives_nonempty(grammar);
+pub fn eliminate_nullable(grammar: Grammar) -> Result<Grammar, NormalizeError> {
+    let nullable = analysis::nullable(&grammar);
+    let nonempty = analysis::derives_nonempty(&grammar);
     let root = grammar.root();
+    if !nullable.contains(&true) && !nonempty.contains(&false) {
+        // Every atom is rewritten to itself: nothing to do.
+        return Ok(grammar);
+    }
     let root_referenced = grammar.references().iter().any(|refs| refs.contains(&root));
-    let mut draft = Draft::from_grammar(grammar);
     let mut redirect: Vec<RuleId> = grammar.rule_ids().collect();
+    let mut draft = Draft::from_grammar(grammar);
+    let old = draft.take_bodies();
     let root_copy = if nullable[root.index()] && nonempty[root.index()] && root_referenced {
-        let name = format!("{}_nonempty", grammar.rule(root).name());
+        let name = format!("{}_nonempty", draft.names[root.index()]);
         let id = draft.add_rule(&name, Expr::empty());
         redirect[root.index()] = id;
         Some(id)
@@ -128,8 +133,12 @@ pub fn eliminate_nullable(grammar: &Grammar) -> Result<Grammar, NormalizeError> 
     };
 
     let mut root_nonempty_body = None;
-    for id in grammar.rule_ids() {
-        let alternatives = flat::alternatives(grammar.rule(id).body());
+    for (index, body) in old.iter().enumerate() {
+        let id = RuleId::new(index).expect("an existing rule");
+        let body = body
+            .as_ref()
+            .expect("every rule has a body before the pass");
+        let alternatives = flat::alternatives(body);
         let new_alternatives: Vec<Vec<Expr>> = if facts.nullable[id.index()] {
             alternatives
                 .iter()

@@ -27,18 +27,29 @@ use foldhash::HashMap;
 
 use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 
-use crate::{flat, passes::merge_literals, rebuild::Draft, Config, NormalizeError};
+use crate::{
+    flat, has_only_loop_repeats, passes::merge_literals, rebuild::Draft, Config, NormalizeError,
+};
 
 /// Runs the pass.
-pub fn expand_repetitions(grammar: &Grammar, config: &Config) -> Result<Grammar, NormalizeError> {
+pub fn expand_repetitions(grammar: Grammar, config: &Config) -> Result<Grammar, NormalizeError> {
+    let count = grammar.rules().len();
     let mut pass = Pass {
         draft: Draft::from_grammar(grammar),
         threshold: config.repetition_threshold.max(1),
         item_rules: HashMap::default(),
         counted_rules: HashMap::default(),
     };
-    for id in grammar.rule_ids() {
-        let alternatives = flat::alternatives(grammar.rule(id).body())
+    for index in 0..count {
+        let id = RuleId::new(index).expect("an existing rule");
+        let Some(body) = pass.draft.bodies[index].take() else {
+            continue;
+        };
+        if has_only_loop_repeats(&body) {
+            pass.draft.bodies[index] = Some(body);
+            continue;
+        }
+        let alternatives = flat::alternatives(&body)
             .into_iter()
             .map(|atoms| {
                 let items: Vec<Expr> = atoms.iter().map(|a| pass.atom(id, a)).collect();

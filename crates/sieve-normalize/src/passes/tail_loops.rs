@@ -16,15 +16,18 @@ use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 use crate::{is_counted_rule, rebuild::Draft, NormalizeError};
 
 /// Runs the pass.
-pub fn tail_loops(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
+pub fn tail_loops(grammar: Grammar) -> Result<Grammar, NormalizeError> {
     let mut draft = Draft::from_grammar(grammar);
-    for id in grammar.rule_ids() {
-        let body = grammar.rule(id).body();
-        if is_counted_rule(body) {
+    for (index, body) in draft.bodies.iter_mut().enumerate() {
+        let Some(old) = body.as_ref() else {
+            continue;
+        };
+        if is_counted_rule(old) {
             continue;
         }
-        if let Some(looped) = as_loop(id, body) {
-            draft.bodies[id.index()] = Some(looped);
+        let id = RuleId::new(index).expect("an existing rule");
+        if let Some(looped) = as_loop(id, old) {
+            *body = Some(looped);
         }
     }
     draft.finish()

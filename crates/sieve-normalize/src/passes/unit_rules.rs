@@ -5,12 +5,12 @@
 //! Unit cycles cannot occur here, since `remove-useless` already dropped them (they derive
 //! nothing). After it: no rule's body is a single rule reference.
 
-use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
+use sieve_ir::{ExprKind, Grammar, RuleId};
 
 use crate::{rebuild::Draft, NormalizeError};
 
 /// Runs the pass.
-pub fn remove_unit_rules(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
+pub fn remove_unit_rules(grammar: Grammar) -> Result<Grammar, NormalizeError> {
     let target = |mut id: RuleId| -> Result<RuleId, NormalizeError> {
         for _ in 0..=grammar.rules().len() {
             match grammar.rule(id).body().kind() {
@@ -26,15 +26,11 @@ pub fn remove_unit_rules(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
         .rule_ids()
         .map(target)
         .collect::<Result<Vec<RuleId>, _>>()?;
+    let root = targets[grammar.root().index()];
     let mut draft = Draft::from_grammar(grammar);
-    for id in grammar.rule_ids() {
-        let body = grammar
-            .rule(id)
-            .body()
-            .map_refs(&mut |r| Some(Expr::rule(targets[r.index()])))
-            .expect("redirecting references keeps every alternative");
-        draft.bodies[id.index()] = Some(body);
+    for body in draft.bodies.iter_mut().flatten() {
+        body.rename_refs(&mut |r| targets[r.index()]);
     }
-    draft.root = targets[grammar.root().index()];
+    draft.root = root;
     draft.finish()
 }

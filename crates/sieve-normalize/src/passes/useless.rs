@@ -26,12 +26,16 @@ use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 use crate::{analysis, flat, rebuild::Draft, NormalizeError};
 
 /// Runs the pass.
-pub fn remove_useless(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
-    let productive = analysis::productive(grammar);
-    let nonempty = analysis::nonempty_finite(grammar, &productive);
+pub fn remove_useless(grammar: Grammar) -> Result<Grammar, NormalizeError> {
+    let productive = analysis::productive(&grammar);
+    if !productive.contains(&false) {
+        // Every rule is live and every atom productive: only unreachable rules go.
+        return Draft::from_grammar(grammar).finish();
+    }
+    let nonempty = analysis::nonempty_finite(&grammar, &productive);
     let mut forced_dead = vec![false; grammar.rules().len()];
     loop {
-        let pumping = pumping(grammar, &productive, &nonempty, &forced_dead);
+        let pumping = pumping(&grammar, &productive, &nonempty, &forced_dead);
         let live: Vec<bool> = (0..productive.len())
             .map(|i| productive[i] || (pumping[i] && !forced_dead[i]))
             .collect();
@@ -40,24 +44,27 @@ pub fn remove_useless(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
                 root: grammar.rule(grammar.root()).name().to_owned(),
             });
         }
-        let mut draft = Draft::from_grammar(grammar);
+        let mut bodies = Vec::with_capacity(grammar.rules().len());
         let mut lost_everything = false;
         for id in grammar.rule_ids() {
             if !live[id.index()] {
-                draft.bodies[id.index()] = None;
+                bodies.push(None);
                 continue;
             }
             let alternatives = flat::alternatives(grammar.rule(id).body())
                 .iter()
                 .filter_map(|atoms| keep_alternative(atoms, &live, &productive))
                 .collect();
-            draft.bodies[id.index()] = flat::from_alternatives(alternatives);
-            if draft.bodies[id.index()].is_none() {
+            let body = flat::from_alternatives(alternatives);
+            if body.is_none() {
                 forced_dead[id.index()] = true;
                 lost_everything = true;
             }
+            bodies.push(body);
         }
         if !lost_everything {
+            let mut draft = Draft::from_grammar(grammar);
+            draft.bodies = bodies;
             return draft.finish();
         }
     }
