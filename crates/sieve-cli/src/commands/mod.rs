@@ -57,8 +57,15 @@ pub fn ir(path: &Path, stage: Stage, options: &PipelineOptions) -> Result<ExitCo
     });
     Ok(match text {
         Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
+            use std::io::Write;
+            // A reader that stops early (`sieve ir … | head`) closes the pipe: that is not
+            // an error of ours, and printing must not panic on it.
+            match std::io::stdout().lock().write_all(text.as_bytes()) {
+                Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
+                    return Err(format!("writing to stdout: {error}"));
+                }
+                _ => ExitCode::SUCCESS,
+            }
         }
         Err(diagnostics) => report(diagnostics),
     })
