@@ -33,6 +33,15 @@
 //! accepts when fed in full; `sieve-tokencache` computes exactly that, and its tests check it
 //! against feeding every token to the recogniser.
 //!
+//! # Completion bounds (token budgets)
+//!
+//! [`Recognizer::completion_bound`] bounds the text tokens that still reach a sentence. Its
+//! contract is a *descent* property, not just an upper bound: whenever the bound is `u > 0`,
+//! some accepted token brings it to `u - 1` or below. A runtime that allows only tokens
+//! after which the bound still fits in the remaining budget therefore never runs out of
+//! allowed tokens before a sentence is complete. [`Recognizer::completion_caps`] bounds the
+//! bound after any short string, so that check can be skipped while the budget is far.
+//!
 //! # Adding a backend
 //!
 //! Implement [`Recognizer`] for the per-request state and [`Backend`] for the tables. A
@@ -109,6 +118,11 @@ impl Key {
 ///
 /// Every method that fails leaves the recogniser unchanged.
 pub trait Recognizer: Clone + Send + Sync + fmt::Debug {
+    /// What the completion bounds read: the backend's shortest completions counted in tokens
+    /// of one vocabulary, built once per grammar and vocabulary by
+    /// [`Backend::completion_table`].
+    type Completion: Send + Sync + fmt::Debug;
+
     /// Consumes one byte. `Ok(true)`: the input so far is still a prefix of a sentence and the
     /// byte was pushed; `Ok(false)`: it would not be, and nothing changed.
     ///
@@ -151,6 +165,22 @@ pub trait Recognizer: Clone + Send + Sync + fmt::Debug {
     /// context can be given. Called only for states whose bare classification leaves many
     /// tokens uncertain.
     fn contexts(&self, state: u32, out: &mut Vec<Key>);
+
+    /// An upper bound `u` on the text tokens (of `table`'s vocabulary) that reach a complete
+    /// sentence from here, or `None` when the backend cannot bound it. The contract, which
+    /// token budgets rest on (see the crate docs):
+    ///
+    /// - `Some(0)` only if [`Recognizer::can_finish`];
+    /// - `Some(u)` with `u > 0`: some text token of the vocabulary is accepted now (its bytes
+    ///   pushed one by one) and leaves a bound of at most `u - 1` — so, by induction, a
+    ///   sentence is reached in at most `u` tokens, each of which keeps the bound.
+    fn completion_bound(&self, table: &Self::Completion) -> Option<u32>;
+
+    /// Fills `caps[d]`, for each `d < caps.len()`, with a value at least the
+    /// [`Recognizer::completion_bound`] (`None` counting as `u32::MAX`) after any string of
+    /// at most `d` bytes this recogniser accepts; `u32::MAX` where it cannot say. Cheap
+    /// (about the work of one bound): it lets a budget skip checking tokens one by one.
+    fn completion_caps(&self, table: &Self::Completion, caps: &mut [u32]);
 }
 
 /// The compiled, immutable tables of a backend, shared by every recogniser made from them.
@@ -191,4 +221,9 @@ pub trait Backend: Send + Sync + fmt::Debug {
     /// The fingerprint of `state`'s bare classification, or `None` when the backend cannot
     /// name one soundly (then the classification is never shared across grammars).
     fn fingerprint(&self, state: u32) -> Option<Fingerprint>;
+
+    /// The tables [`Recognizer::completion_bound`] and [`Recognizer::completion_caps`] read,
+    /// for the text tokens of `trie`. A pure function of the grammar and the trie; built once
+    /// per grammar and vocabulary (only when a budget asks for it).
+    fn completion_table(&self, trie: &TokenTrie) -> <Self::Recognizer as Recognizer>::Completion;
 }

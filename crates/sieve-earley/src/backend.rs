@@ -16,6 +16,8 @@ impl From<LimitError> for sieve_backend::LimitError {
 }
 
 impl Recognizer for Parser {
+    type Completion = crate::CompletionTable;
+
     fn push_byte(&mut self, byte: u8) -> Result<bool, sieve_backend::LimitError> {
         Ok(Parser::push_byte(self, byte)?)
     }
@@ -51,6 +53,14 @@ impl Recognizer for Parser {
         self.scan_contexts(state, Key::MAX_CONTEXT, |frames| {
             out.push(Key::with_context(state, frames));
         });
+    }
+
+    fn completion_bound(&self, table: &crate::CompletionTable) -> Option<u32> {
+        Parser::completion_bound(self, table)
+    }
+
+    fn completion_caps(&self, table: &crate::CompletionTable, caps: &mut [u32]) {
+        Parser::completion_caps(self, table, caps);
     }
 }
 
@@ -136,6 +146,18 @@ impl Backend for EarleyGrammar {
             follow[2],
             follow[3],
         ]))
+    }
+
+    /// Units are the bytes that are text tokens on their own; caps cover the trie's longest
+    /// token.
+    fn completion_table(&self, trie: &TokenTrie) -> crate::CompletionTable {
+        let mut units = ByteClass::EMPTY;
+        for byte in 0..=255u8 {
+            if trie.find(&[byte]).is_some() {
+                units = units.union(&ByteClass::range(byte, byte));
+            }
+        }
+        crate::CompletionTable::new(self, &units, trie.max_token_len())
     }
 
     fn classify(&self, key: Key, trie: &TokenTrie) -> Classification {

@@ -55,6 +55,7 @@
 
 mod backend;
 mod classify;
+mod completion;
 mod dedup;
 mod grammar;
 mod parser;
@@ -62,6 +63,7 @@ mod within;
 
 use std::fmt;
 
+pub use completion::CompletionTable;
 pub use grammar::EarleyGrammar;
 pub use parser::{Parser, Stats};
 

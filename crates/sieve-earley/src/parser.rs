@@ -607,6 +607,15 @@ impl Parser {
         }
     }
 
+    /// The items waiting on `rule` in set `origin`, each advanced over it (what completing
+    /// `rule` from `origin` yields; read by the completion bounds of `completion.rs`).
+    pub(crate) fn waiting_on(&self, rule: u32, origin: u32) -> impl Iterator<Item = Item> + '_ {
+        let set = self.sets[origin as usize];
+        let waiters = &self.waiters[set.waiters..set.waiters_end];
+        let (from, to) = waiter_range(waiters, rule);
+        waiters[from..to].iter().map(|w| w.advanced)
+    }
+
     /// The items waiting on `item`'s rule in the set where it started.
     fn waiters_on(&self, item: Item) -> &[Waiter] {
         let rule = self.grammar.states[item.state as usize].rule;

@@ -9,7 +9,7 @@ use sieve_ir::Grammar;
 use sieve_tokencache::{CacheStats, SharedStore, StoreStats, TokenCache};
 use sieve_vocab::{TokenId, TokenTrie, Vocabulary};
 
-use crate::engine::Engine;
+use crate::engine::{Engine, EngineCompletion};
 use crate::pipeline;
 
 /// Settings of every stage compiled into a [`CompiledGrammar`]; each stage documents its
@@ -151,6 +151,8 @@ pub struct CompiledGrammar {
     engine: Arc<Engine>,
     tokenizer: Arc<Tokenizer>,
     cache: TokenCache,
+    /// The shortest completions in tokens, built when the first budgeted matcher asks.
+    completion: std::sync::OnceLock<EngineCompletion>,
 }
 
 impl CompiledGrammar {
@@ -199,6 +201,7 @@ impl CompiledGrammar {
             engine,
             tokenizer,
             cache,
+            completion: std::sync::OnceLock::new(),
         })
     }
 
@@ -215,6 +218,13 @@ impl CompiledGrammar {
     /// The backend's tables.
     pub(crate) fn engine(&self) -> &Arc<Engine> {
         &self.engine
+    }
+
+    /// The backend's shortest completions counted in this vocabulary's tokens (built on
+    /// first use: only budgeted matchers read them).
+    pub(crate) fn completion(&self) -> &EngineCompletion {
+        self.completion
+            .get_or_init(|| self.engine.completion_table(&self.tokenizer.trie))
     }
 
     /// The per-state token classification, filled lazily by the matchers.

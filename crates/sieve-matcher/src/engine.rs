@@ -5,7 +5,8 @@
 //!
 //! # Invariant
 //!
-//! An [`EngineRecognizer`] is always of the same variant as the [`Engine`] that made it.
+//! An [`EngineRecognizer`] (and an [`EngineCompletion`]) is always of the same variant as
+//! the [`Engine`] that made it.
 
 use std::sync::Arc;
 
@@ -21,6 +22,13 @@ pub(crate) enum Engine {
     Earley(Arc<EarleyGrammar>),
 }
 
+/// The completion table of an [`Engine`] for one vocabulary (of the same variant).
+#[derive(Debug)]
+pub(crate) enum EngineCompletion {
+    /// The Earley backend's shortest completions.
+    Earley(sieve_earley::CompletionTable),
+}
+
 /// The per-request state of an [`Engine`].
 #[derive(Clone, Debug)]
 pub(crate) enum EngineRecognizer {
@@ -29,6 +37,8 @@ pub(crate) enum EngineRecognizer {
 }
 
 impl Recognizer for EngineRecognizer {
+    type Completion = EngineCompletion;
+
     #[inline]
     fn push_byte(&mut self, byte: u8) -> Result<bool, LimitError> {
         match self {
@@ -78,6 +88,22 @@ impl Recognizer for EngineRecognizer {
             EngineRecognizer::Earley(p) => Recognizer::contexts(p, state, out),
         }
     }
+
+    fn completion_bound(&self, table: &EngineCompletion) -> Option<u32> {
+        match (self, table) {
+            (EngineRecognizer::Earley(p), EngineCompletion::Earley(t)) => {
+                Recognizer::completion_bound(p, t)
+            }
+        }
+    }
+
+    fn completion_caps(&self, table: &EngineCompletion, caps: &mut [u32]) {
+        match (self, table) {
+            (EngineRecognizer::Earley(p), EngineCompletion::Earley(t)) => {
+                Recognizer::completion_caps(p, t, caps);
+            }
+        }
+    }
 }
 
 impl Engine {
@@ -123,6 +149,12 @@ impl Backend for Engine {
     fn fingerprint(&self, state: u32) -> Option<Fingerprint> {
         match self {
             Engine::Earley(g) => g.fingerprint(state),
+        }
+    }
+
+    fn completion_table(&self, trie: &TokenTrie) -> EngineCompletion {
+        match self {
+            Engine::Earley(g) => EngineCompletion::Earley(g.completion_table(trie)),
         }
     }
 

@@ -55,6 +55,25 @@ pub enum MatcherError {
         /// Words needed: `ceil(n_vocab / 32)`.
         needed: usize,
     },
+    /// A budgeted matcher cannot be created: no complete output is guaranteed to fit.
+    #[error("{}", budget_too_small(*max_tokens, *needed))]
+    BudgetTooSmall {
+        /// The budget asked for (tokens, EOS included).
+        max_tokens: u32,
+        /// The tokens (EOS included) the grammar's bound needs, or `None` when no complete
+        /// output can be bounded in this vocabulary's tokens.
+        needed: Option<u32>,
+    },
+    /// The token (or bytes) would leave no complete output within the remaining budget.
+    #[error(
+        "{what} would leave no complete output within the {remaining} tokens left of the budget"
+    )]
+    OverBudget {
+        /// What was offered: `token <id> (<text>)`, or `the given bytes`.
+        what: String,
+        /// The tokens left (EOS included) before it.
+        remaining: u32,
+    },
     /// The recogniser hit one of its configured limits.
     #[error("{0}")]
     Limit(#[from] sieve_backend::LimitError),
@@ -65,4 +84,15 @@ pub(crate) fn escape(bytes: &[u8]) -> String {
     out.extend(bytes.escape_ascii().map(char::from));
     out.push('"');
     out
+}
+
+fn budget_too_small(max_tokens: u32, needed: Option<u32>) -> String {
+    match needed {
+        Some(needed) => format!(
+            "a budget of {max_tokens} tokens cannot guarantee a complete output: the shortest bound is {needed} tokens (EOS included)"
+        ),
+        None => format!(
+            "a budget of {max_tokens} tokens cannot guarantee a complete output: no complete output can be bounded in this vocabulary's tokens"
+        ),
+    }
 }

@@ -30,10 +30,14 @@
 //!   followed by token `t`'s bytes are a prefix of some sentence of the grammar (or of an
 //!   infinite derivation of a pumping rule); an EOS token's bit is set iff the output so far is
 //!   a complete sentence; no other special token is ever set.
+//! - A matcher with a token budget ([`Matcher::with_budget`]) clears, in addition, every text
+//!   token after which no complete output fits in the tokens left (EOS counted), so its
+//!   masks are never empty before EOS and every output ends complete within the budget.
 //! - Every mutating call either succeeds or returns a [`MatcherError`] and leaves the matcher
 //!   exactly as it was.
 
 mod batch;
+mod budget;
 mod byte_matcher;
 mod compiled;
 mod engine;

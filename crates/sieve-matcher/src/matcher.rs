@@ -5,6 +5,7 @@ use std::sync::Arc;
 use sieve_backend::Recognizer;
 use sieve_vocab::TokenId;
 
+use crate::budget::{self, Budget};
 use crate::engine::EngineRecognizer;
 use crate::error::escape;
 use crate::{CompiledGrammar, MatcherError};
@@ -16,6 +17,8 @@ struct Step {
     start: usize,
     /// Whether the step was an EOS token (which terminates the matcher).
     eos: bool,
+    /// Whether the step was a token (EOS included), which a budget counts.
+    token: bool,
 }
 
 /// Per-request state: the output so far against one [`CompiledGrammar`].
@@ -23,12 +26,18 @@ struct Step {
 /// Every method that can fail leaves the matcher unchanged when it does. A *step* is one
 /// accepted token (EOS included) or one [`Matcher::accept_bytes`] call; [`Matcher::rollback`]
 /// undoes steps.
+///
+/// A matcher made by [`Matcher::with_budget`] also keeps a complete output within its token
+/// budget (see [`Matcher::with_budget`]).
 #[derive(Clone, Debug)]
 pub struct Matcher {
     compiled: Arc<CompiledGrammar>,
     parser: EngineRecognizer,
     steps: Vec<Step>,
     terminated: bool,
+    /// The token budget, if any, and the tokens spent against it.
+    budget: Option<Budget>,
+    tokens: u32,
 }
 
 impl Matcher {
@@ -40,7 +49,52 @@ impl Matcher {
             parser,
             steps: Vec::new(),
             terminated: false,
+            budget: None,
+            tokens: 0,
         }
+    }
+
+    /// A matcher whose output is complete within `max_tokens` tokens, EOS included: a text
+    /// token is allowed only if the grammar allows it and a complete output still fits after
+    /// it — the token, a completion of at most the backend's bound
+    /// (`Recognizer::completion_bound`), and EOS — in what is left. So any sampler that
+    /// follows the masks ends with EOS on a complete output within `max_tokens`.
+    /// [`Matcher::accept_bytes`] spends no token but is refused when no completion would fit
+    /// after the bytes; [`Matcher::rollback`] gives back the tokens of the undone steps.
+    ///
+    /// # Errors
+    /// [`MatcherError::BudgetTooSmall`] when no complete output is guaranteed to fit from the
+    /// start.
+    pub fn with_budget(
+        compiled: Arc<CompiledGrammar>,
+        max_tokens: u32,
+    ) -> Result<Matcher, MatcherError> {
+        let mut matcher = Matcher::new(compiled);
+        let bound = matcher
+            .parser
+            .completion_bound(matcher.compiled.completion());
+        if !budget::fits(bound, max_tokens, 0) {
+            return Err(MatcherError::BudgetTooSmall {
+                max_tokens,
+                needed: bound.map(|b| b.saturating_add(1)),
+            });
+        }
+        matcher.budget = Some(Budget::new(max_tokens));
+        Ok(matcher)
+    }
+
+    /// The tokens left of the budget (EOS included), or `None` without a budget.
+    pub fn remaining_tokens(&self) -> Option<u32> {
+        self.budget
+            .as_ref()
+            .map(|b| b.max_tokens.saturating_sub(self.tokens))
+    }
+
+    /// The backend's bound on the text tokens that complete the output from here (without
+    /// EOS; see `Recognizer::completion_bound`), or `None` when it cannot bound it. Builds
+    /// the grammar's completion table on first use.
+    pub fn completion_bound(&self) -> Option<u32> {
+        self.parser.completion_bound(self.compiled.completion())
     }
 
     /// The compiled grammar this matcher runs.
@@ -73,6 +127,23 @@ impl Matcher {
         if let Err(limit) = filled {
             bitmask.fill(0);
             return Err(limit.into());
+        }
+        let remaining = self.remaining_tokens();
+        if let (Some(budget), Some(remaining)) = (self.budget.as_mut(), remaining) {
+            let restricted = budget.restrict(
+                &mut self.parser,
+                compiled.completion(),
+                compiled.trie(),
+                remaining,
+                bitmask,
+            );
+            if let Err(limit) = restricted {
+                bitmask.fill(0);
+                return Err(limit.into());
+            }
+            if remaining == 0 {
+                return Ok(());
+            }
         }
         if self.parser.can_finish() {
             for eos in compiled.vocabulary().eos_ids() {
@@ -122,7 +193,15 @@ impl Matcher {
         let start = self.parser.len();
         if vocab.is_special(token) {
             if vocab.is_eos(token) && self.parser.can_finish() {
-                self.steps.push(Step { start, eos: true });
+                if self.remaining_tokens() == Some(0) {
+                    return Err(self.over_budget(format!("EOS token {id}")));
+                }
+                self.steps.push(Step {
+                    start,
+                    eos: true,
+                    token: true,
+                });
+                self.tokens += 1;
                 self.terminated = true;
                 return Ok(());
             }
@@ -130,7 +209,17 @@ impl Matcher {
         }
         match self.push_all(vocab.bytes(token))? {
             Ok(()) => {
-                self.steps.push(Step { start, eos: false });
+                if !self.fits_after(1) {
+                    self.parser.pop_bytes(self.parser.len() - start);
+                    let text = escape(vocab.bytes(token));
+                    return Err(self.over_budget(format!("token {id} ({text})")));
+                }
+                self.steps.push(Step {
+                    start,
+                    eos: false,
+                    token: true,
+                });
+                self.tokens += 1;
                 Ok(())
             }
             Err(_) => Err(MatcherError::TokenNotAllowed {
@@ -149,10 +238,38 @@ impl Matcher {
         let start = self.parser.len();
         match self.push_all(bytes)? {
             Ok(()) => {
-                self.steps.push(Step { start, eos: false });
+                if !self.fits_after(0) {
+                    self.parser.pop_bytes(self.parser.len() - start);
+                    return Err(self.over_budget("the given bytes".to_owned()));
+                }
+                self.steps.push(Step {
+                    start,
+                    eos: false,
+                    token: false,
+                });
                 Ok(())
             }
             Err(offset) => Err(MatcherError::BytesRejected { offset }),
+        }
+    }
+
+    /// Whether, after spending `spent` more tokens on the bytes just pushed, a complete
+    /// output still fits in the budget (always true without one).
+    fn fits_after(&self, spent: u32) -> bool {
+        match self.remaining_tokens() {
+            None => true,
+            Some(remaining) => budget::fits(
+                self.parser.completion_bound(self.compiled.completion()),
+                remaining,
+                spent,
+            ),
+        }
+    }
+
+    fn over_budget(&self, what: String) -> MatcherError {
+        MatcherError::OverBudget {
+            what,
+            remaining: self.remaining_tokens().unwrap_or(u32::MAX),
         }
     }
 
@@ -168,6 +285,11 @@ impl Matcher {
             return Ok(());
         }
         let first_undone = self.steps[self.steps.len() - n];
+        let undone_tokens = self.steps[self.steps.len() - n..]
+            .iter()
+            .filter(|step| step.token)
+            .count();
+        self.tokens -= undone_tokens as u32;
         self.steps.truncate(self.steps.len() - n);
         self.parser
             .pop_bytes(self.parser.len() - first_undone.start);
@@ -179,6 +301,7 @@ impl Matcher {
     pub fn reset(&mut self) {
         self.parser.reset();
         self.steps.clear();
+        self.tokens = 0;
         self.terminated = false;
     }
 
@@ -228,8 +351,8 @@ impl Matcher {
         Ok(forced)
     }
 
-    /// How many leading tokens of `draft` would be accepted one after another, without
-    /// changing the matcher (for speculative decoding).
+    /// How many leading tokens of `draft` would be accepted one after another (within the
+    /// budget, if any), without changing the matcher (for speculative decoding).
     pub fn validate_tokens(&mut self, draft: &[u32]) -> Result<usize, MatcherError> {
         if self.terminated {
             return Ok(0);
@@ -239,14 +362,17 @@ impl Matcher {
         let mut accepted = 0;
         for &id in draft {
             let token = self.token(id)?;
+            let spent = accepted as u32 + 1;
             if vocab.is_special(token) {
-                if vocab.is_eos(token) && self.parser.can_finish() {
+                let fits = self.remaining_tokens().is_none_or(|r| spent <= r);
+                if vocab.is_eos(token) && self.parser.can_finish() && fits {
                     accepted += 1;
                 }
                 break;
             }
             match self.push_all(vocab.bytes(token)) {
-                Ok(Ok(())) => accepted += 1,
+                Ok(Ok(())) if self.fits_after(spent) => accepted += 1,
+                Ok(Ok(())) => break,
                 Ok(Err(_)) => break,
                 Err(error) => {
                     self.parser.pop_bytes(self.parser.len() - start);

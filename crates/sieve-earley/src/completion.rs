@@ -1,0 +1,441 @@
+//! Shortest completions counted in tokens: the bounds token budgets rest on.
+//!
+//! # At compile time ([`CompletionTable::new`], once per grammar and vocabulary)
+//!
+//! - `rest[s]`: the fewest *unit steps* that finish the rule of state `s` from `s`, where a
+//!   unit step is one byte that is a whole text token of the vocabulary (a *unit byte*), and
+//!   a reference to rule `A` costs `rule_min[A]`, the fewest unit steps of a whole derivation
+//!   of `A`. Every byte of such a completion is a token, so it is spelled by exactly that many
+//!   tokens. It is the least fixpoint of
+//!   `rest[s] = min(0 if s accepts, 1 + rest[t] over unit byte edges, rest[t] over ε edges,
+//!   rule_min[A] + rest[t] over rule edges)`, with `rule_min[A] = rest[start A]` and, for a
+//!   counted rule `X{m,n}`, `m · rule_min[X]`; it is solved exactly by Knuth's generalisation
+//!   of Dijkstra's algorithm to such superior functions (each value is fixed when it is the
+//!   smallest pending one, after all its arguments are fixed).
+//! - `within[A][d]` (`W`): at least the `rest` of any item of `A`'s subtree that a string of
+//!   at most `d` bytes can put in a set, plus the `rest` of everything between it and `A`.
+//!   Recursion is bounded by `d`: descending into a rule from a state reached only after a
+//!   byte of its rule costs one byte of `d`, so each level of centre or right recursion uses
+//!   one byte; left recursion (a cycle of descents without bytes) makes the value infinite.
+//!
+//! # At run time (over the parser's Earley sets)
+//!
+//! The *routes* of the top set: for a rule `A` started at set `i` (a *node* `(A, i)`),
+//! `R(A, i)` is the fewest unit steps that finish the sentence once `A` is complete from `i`:
+//! `0` for the root from set `0`, otherwise the minimum, over the items waiting on `A` in set
+//! `i` (advanced over `A`), of their `rest` plus `R` of their own node. Sets below the top are
+//! immutable, so this is a shortest path in the graph of waiters, computed origin by origin.
+//! The bound is `0` when the input is a sentence, otherwise the minimum over the top set's
+//! scan items of `rest + R`.
+//!
+//! # Invariants
+//!
+//! - **Descent** (the contract of `Recognizer::completion_bound`): when the bound is `u > 0`,
+//!   the first step of a route achieving it is a unit byte (a token the parser accepts, since
+//!   every stored item continues to a sentence) that leaves a route of cost `u - 1`: a unit
+//!   byte edge on a shortest path lowers `rest` by one; a rule edge on it is followed by the
+//!   prediction of the rule, whose start items carry the same cost; a completion passes the
+//!   cost to the waiter that achieves `R` (with Leo, to the chain's top item, the chain's
+//!   items all having `rest` 0); completing the root from set 0 makes the input a sentence.
+//! - **Caps**: every item in a set after a string of at most `d` bytes either has an origin
+//!   at most the current top set — its node, or the first such node above it, is reachable
+//!   from the top set's scan items through waiters — or lies below such a node in rules
+//!   predicted inside the string; its route is then at most `W[A][d] + R(A, i)` for that node.
+//!   So the maximum of that over the reachable nodes bounds the bound after any such string.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use sieve_ir::ByteClass;
+
+use crate::grammar::{EarleyGrammar, NOT_COUNTED};
+use crate::parser::{Item, Parser};
+
+/// No completion (or an unbounded value).
+const INF: u32 = u32::MAX;
+
+/// The shortest completions of one grammar counted in tokens of one vocabulary (see the
+/// module docs). Built by `Backend::completion_table`; read by a [`Parser`]'s
+/// `Recognizer::completion_bound` and `Recognizer::completion_caps`.
+#[derive(Clone, Debug)]
+pub struct CompletionTable {
+    /// Per global state: the fewest unit steps that finish its rule (for a counted state,
+    /// from count 0).
+    rest: Vec<u32>,
+    /// Per rule: the fewest unit steps of a whole derivation.
+    rule_min: Vec<u32>,
+    /// `W`, per rule, `max_bytes + 1` values (`d = 0..=max_bytes`).
+    within: Vec<u32>,
+    /// The longest string the caps cover (the vocabulary's longest token).
+    max_bytes: usize,
+}
+
+/// One argument list of Knuth's superior functions: `head = weight + Σ tails · times`.
+#[derive(Clone, Copy, Debug)]
+struct Hyper {
+    head: u32,
+    weight: u32,
+    times: u32,
+    tails: [u32; 2],
+    arity: u8,
+}
+
+impl Hyper {
+    fn eval(&self, value: &[u32]) -> u32 {
+        let mut total = self.weight;
+        for &tail in &self.tails[..self.arity as usize] {
+            total = total.saturating_add(value[tail as usize].saturating_mul(self.times));
+        }
+        total
+    }
+}
+
+/// A rule's descent into `callee` from one of its states: `ret` bounds what finishing the
+/// rule after `callee` costs (the `rest` of the return state), `zero` says whether the state
+/// may be reached from the rule's start without a byte.
+#[derive(Clone, Copy, Debug)]
+struct Descent {
+    callee: u32,
+    ret: u32,
+    zero: bool,
+}
+
+impl CompletionTable {
+    /// The table of `g` for a vocabulary whose single-byte text tokens are `units` and whose
+    /// longest token has `max_bytes` bytes.
+    pub fn new(g: &EarleyGrammar, units: &ByteClass, max_bytes: usize) -> CompletionTable {
+        let (rest, rule_min) = shortest(g, units);
+        let within = within(g, &rest, &rule_min, max_bytes);
+        CompletionTable {
+            rest,
+            rule_min,
+            within,
+            max_bytes,
+        }
+    }
+
+    /// The fewest tokens of a whole sentence (`None`: no sentence is spelled by unit bytes).
+    pub fn sentence_min(&self, g: &EarleyGrammar) -> Option<u32> {
+        if g.root_nullable() {
+            return Some(0);
+        }
+        let min = self.rule_min[g.root as usize];
+        (min != INF).then_some(min)
+    }
+
+    /// The `rest` of an item: for a counted item, the items it still needs.
+    fn rest_item(&self, g: &EarleyGrammar, item: Item) -> u32 {
+        let info = &g.states[item.state as usize];
+        if info.counted == NOT_COUNTED {
+            return self.rest[item.state as usize];
+        }
+        let c = g.counted[info.counted as usize];
+        c.min
+            .saturating_sub(item.count)
+            .saturating_mul(self.rule_min[c.item as usize])
+    }
+
+    fn within_at(&self, rule: u32, d: usize) -> u32 {
+        if d > self.max_bytes {
+            return INF;
+        }
+        self.within[rule as usize * (self.max_bytes + 1) + d]
+    }
+}
+
+/// `rest` per state and `rule_min` per rule (Knuth's algorithm; see the module docs).
+fn shortest(g: &EarleyGrammar, units: &ByteClass) -> (Vec<u32>, Vec<u32>) {
+    let n_states = g.states.len();
+    let n_rules = g.start.len();
+    let rule_node = |rule: u32| (n_states + rule as usize) as u32;
+    let mut hypers: Vec<Hyper> = Vec::new();
+    let mut seeds: Vec<u32> = Vec::new();
+    let hyper = |head: u32, weight: u32, times: u32, tails: &[u32]| Hyper {
+        head,
+        weight,
+        times,
+        tails: [
+            tails.first().copied().unwrap_or(0),
+            tails.get(1).copied().unwrap_or(0),
+        ],
+        arity: tails.len() as u8,
+    };
+    for (s, info) in g.states.iter().enumerate() {
+        let s = s as u32;
+        if info.counted != NOT_COUNTED {
+            let c = g.counted[info.counted as usize];
+            if c.min == 0 {
+                seeds.push(s);
+            } else {
+                hypers.push(hyper(s, 0, c.min, &[rule_node(c.item)]));
+            }
+            continue;
+        }
+        if info.accepting {
+            seeds.push(s);
+        }
+        for edge in g.byte_edges(info) {
+            if !units
+                .intersection(&ByteClass::range(edge.lo, edge.hi))
+                .is_empty()
+            {
+                hypers.push(hyper(s, 1, 1, &[edge.target]));
+            }
+        }
+        for &target in g.eps_edges(info) {
+            hypers.push(hyper(s, 0, 1, &[target]));
+        }
+        for edge in g.rule_edges(info) {
+            hypers.push(hyper(s, 0, 1, &[rule_node(edge.rule), edge.target]));
+        }
+    }
+    for (rule, &start) in g.start.iter().enumerate() {
+        hypers.push(hyper(rule_node(rule as u32), 0, 1, &[start]));
+    }
+    let nodes = n_states + n_rules;
+    let mut uses: Vec<Vec<u32>> = vec![Vec::new(); nodes];
+    let mut remaining: Vec<u8> = Vec::with_capacity(hypers.len());
+    for (e, h) in hypers.iter().enumerate() {
+        for &tail in &h.tails[..h.arity as usize] {
+            uses[tail as usize].push(e as u32);
+        }
+        remaining.push(h.arity);
+    }
+    let mut value = vec![INF; nodes];
+    let mut fixed = vec![false; nodes];
+    let mut heap = BinaryHeap::new();
+    for s in seeds {
+        value[s as usize] = 0;
+        heap.push(Reverse((0u32, s)));
+    }
+    while let Some(Reverse((v, node))) = heap.pop() {
+        if fixed[node as usize] || v > value[node as usize] {
+            continue;
+        }
+        fixed[node as usize] = true;
+        for &e in &uses[node as usize] {
+            let e = e as usize;
+            remaining[e] -= 1;
+            if remaining[e] == 0 {
+                let h = hypers[e];
+                let candidate = h.eval(&value);
+                if candidate < value[h.head as usize] && !fixed[h.head as usize] {
+                    value[h.head as usize] = candidate;
+                    heap.push(Reverse((candidate, h.head)));
+                }
+            }
+        }
+    }
+    let rule_min = value.split_off(n_states);
+    (value, rule_min)
+}
+
+/// `W` per rule and byte count (see the module docs).
+fn within(g: &EarleyGrammar, rest: &[u32], rule_min: &[u32], max_bytes: usize) -> Vec<u32> {
+    let n_rules = g.start.len();
+    // The states each rule reaches from its start without a byte.
+    let mut zero = vec![false; g.states.len()];
+    let mut stack = Vec::new();
+    for &start in &g.start {
+        zero[start as usize] = true;
+        stack.push(start);
+        while let Some(s) = stack.pop() {
+            let info = &g.states[s as usize];
+            let via_rules = g
+                .rule_edges(info)
+                .iter()
+                .filter(|e| g.nullable[e.rule as usize])
+                .map(|e| e.target);
+            for t in g.eps_edges(info).iter().copied().chain(via_rules) {
+                if !zero[t as usize] {
+                    zero[t as usize] = true;
+                    stack.push(t);
+                }
+            }
+        }
+    }
+    let mut max_rest = vec![0u32; n_rules];
+    let mut descents: Vec<Vec<Descent>> = vec![Vec::new(); n_rules];
+    for (s, info) in g.states.iter().enumerate() {
+        let rule = info.rule as usize;
+        max_rest[rule] = max_rest[rule].max(rest[s]);
+        if info.counted != NOT_COUNTED {
+            let c = g.counted[info.counted as usize];
+            descents[rule].push(Descent {
+                callee: c.item,
+                ret: c
+                    .min
+                    .saturating_sub(1)
+                    .saturating_mul(rule_min[c.item as usize]),
+                zero: true,
+            });
+            continue;
+        }
+        for edge in g.rule_edges(info) {
+            descents[rule].push(Descent {
+                callee: edge.rule,
+                ret: rest[edge.target as usize],
+                zero: zero[s],
+            });
+        }
+    }
+    // Callees before callers along descents without a byte (Kahn); rules left out are on or
+    // above a cycle of such descents (left recursion) and stay infinite.
+    let mut pending = vec![0usize; n_rules];
+    let mut callers: Vec<Vec<u32>> = vec![Vec::new(); n_rules];
+    for (rule, list) in descents.iter().enumerate() {
+        for d in list.iter().filter(|d| d.zero) {
+            pending[rule] += 1;
+            callers[d.callee as usize].push(rule as u32);
+        }
+    }
+    let mut order: Vec<u32> = (0..n_rules as u32)
+        .filter(|&r| pending[r as usize] == 0)
+        .collect();
+    let mut next = 0;
+    while next < order.len() {
+        let rule = order[next] as usize;
+        next += 1;
+        for &caller in &callers[rule] {
+            pending[caller as usize] -= 1;
+            if pending[caller as usize] == 0 {
+                order.push(caller);
+            }
+        }
+    }
+    let width = max_bytes + 1;
+    // `V[r][d]`: like `W`, for a rule entered at its start with `d` bytes left.
+    let mut entered = vec![INF; n_rules * width];
+    let mut within = vec![INF; n_rules * width];
+    for d in 0..width {
+        for &rule in &order {
+            let rule = rule as usize;
+            let mut v = max_rest[rule];
+            for descent in &descents[rule] {
+                let callee = descent.callee as usize;
+                let inner = if descent.zero {
+                    entered[callee * width + d]
+                } else if d > 0 {
+                    entered[callee * width + d - 1]
+                } else {
+                    continue;
+                };
+                v = v.max(descent.ret.saturating_add(inner));
+            }
+            entered[rule * width + d] = v;
+        }
+        for rule in 0..n_rules {
+            let mut w = max_rest[rule];
+            for descent in &descents[rule] {
+                let inner = entered[descent.callee as usize * width + d];
+                w = w.max(descent.ret.saturating_add(inner));
+            }
+            within[rule * width + d] = w;
+        }
+    }
+    within
+}
+
+/// The nodes reachable from the top set's scan items through waiters, with their `R`.
+struct Routes {
+    index: HashMap<(u32, u32), usize>,
+    nodes: Vec<(u32, u32)>,
+    value: Vec<u32>,
+}
+
+impl Routes {
+    fn of(parser: &Parser, table: &CompletionTable) -> Routes {
+        let g = &**parser.grammar();
+        let mut routes = Routes {
+            index: HashMap::new(),
+            nodes: Vec::new(),
+            value: Vec::new(),
+        };
+        for item in parser.top_scans() {
+            routes.add(g.states[item.state as usize].rule, item.origin);
+        }
+        let mut next = 0;
+        while next < routes.nodes.len() {
+            let (rule, origin) = routes.nodes[next];
+            next += 1;
+            for advanced in parser.waiting_on(rule, origin) {
+                routes.add(g.states[advanced.state as usize].rule, advanced.origin);
+            }
+        }
+        routes.value = vec![INF; routes.nodes.len()];
+        // Origin by origin, lowest first: a waiter's own node never starts later.
+        let mut order: Vec<usize> = (0..routes.nodes.len()).collect();
+        order.sort_unstable_by_key(|&n| routes.nodes[n].1);
+        for group in order.chunk_by(|&a, &b| routes.nodes[a].1 == routes.nodes[b].1) {
+            // Within one origin, relax until nothing changes (costs are non-negative, so
+            // this is Bellman–Ford over the group: at most its size rounds).
+            loop {
+                let mut changed = false;
+                for &n in group {
+                    let (rule, origin) = routes.nodes[n];
+                    let mut best = if rule == g.root && origin == 0 {
+                        0
+                    } else {
+                        INF
+                    };
+                    for advanced in parser.waiting_on(rule, origin) {
+                        let above = routes.index
+                            [&(g.states[advanced.state as usize].rule, advanced.origin)];
+                        let cost = table
+                            .rest_item(g, advanced)
+                            .saturating_add(routes.value[above]);
+                        best = best.min(cost);
+                    }
+                    if best < routes.value[n] {
+                        routes.value[n] = best;
+                        changed = true;
+                    }
+                }
+                if !changed {
+                    break;
+                }
+            }
+        }
+        routes
+    }
+
+    fn add(&mut self, rule: u32, origin: u32) {
+        let next = self.nodes.len();
+        self.index.entry((rule, origin)).or_insert_with(|| {
+            self.nodes.push((rule, origin));
+            next
+        });
+    }
+}
+
+impl Parser {
+    /// The bound of `Recognizer::completion_bound` (see the module docs).
+    pub fn completion_bound(&self, table: &CompletionTable) -> Option<u32> {
+        if self.can_finish() {
+            return Some(0);
+        }
+        let g = &**self.grammar();
+        let routes = Routes::of(self, table);
+        let best = self
+            .top_scans()
+            .iter()
+            .map(|item| {
+                let node = routes.index[&(g.states[item.state as usize].rule, item.origin)];
+                table.rest_item(g, *item).saturating_add(routes.value[node])
+            })
+            .min()
+            .unwrap_or(INF);
+        (best != INF).then_some(best)
+    }
+
+    /// The caps of `Recognizer::completion_caps` (see the module docs).
+    pub fn completion_caps(&self, table: &CompletionTable, caps: &mut [u32]) {
+        caps.fill(0);
+        let routes = Routes::of(self, table);
+        for (&(rule, _), &value) in routes.nodes.iter().zip(&routes.value) {
+            for (d, cap) in caps.iter_mut().enumerate() {
+                *cap = (*cap).max(table.within_at(rule, d).saturating_add(value));
+            }
+        }
+    }
+}

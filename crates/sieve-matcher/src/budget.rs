@@ -1,0 +1,132 @@
+//! Token budgets: masks that leave room for a complete output.
+//!
+//! # The rule
+//!
+//! A budget of `N` tokens counts every accepted token, EOS included (as a serving engine's
+//! `max_tokens` does); [`crate::Matcher::accept_bytes`] spends none. With `r` tokens left, a
+//! text token is allowed iff the grammar allows it and the backend's completion bound after
+//! it (`Recognizer::completion_bound`) is at most `r - 2`: the token itself, the tokens of a
+//! shortest completion, and EOS. EOS is allowed iff the output is a sentence (and `r ≥ 1`).
+//!
+//! # Invariants
+//!
+//! - After every accepted step, `bound + 1 ≤ r` (it holds at creation, which fails
+//!   otherwise, and every allowed token keeps it).
+//! - So the budgeted mask is never empty before EOS: at bound 0 the output is a sentence and
+//!   EOS fits; at bound `u > 0` the descent contract of the seam gives a token leaving at
+//!   most `u - 1 ≤ r - 2`. Any sampler therefore ends with EOS on a complete output within
+//!   `N` tokens.
+//! - The unbudgeted path does none of this work: a matcher without a budget never reaches
+//!   this module.
+
+use sieve_backend::{LimitError, Recognizer};
+use sieve_vocab::TokenTrie;
+
+use crate::engine::{EngineCompletion, EngineRecognizer};
+
+/// The budget of one matcher and the scratch its mask filter reuses.
+#[derive(Clone, Debug)]
+pub(crate) struct Budget {
+    /// The tokens allowed in all, EOS included.
+    pub(crate) max_tokens: u32,
+    /// `caps[d]`: a bound on the completion bound after any `d` more bytes.
+    caps: Vec<u32>,
+}
+
+impl Budget {
+    pub(crate) fn new(max_tokens: u32) -> Budget {
+        Budget {
+            max_tokens,
+            caps: Vec::new(),
+        }
+    }
+}
+
+/// Whether a state whose completion bound is `bound`, reached by spending `spent` more tokens
+/// from `remaining`, keeps the invariant `bound + 1 ≤ remaining - spent`.
+pub(crate) fn fits(bound: Option<u32>, remaining: u32, spent: u32) -> bool {
+    match bound {
+        Some(bound) => u64::from(bound) + 1 + u64::from(spent) <= u64::from(remaining),
+        None => false,
+    }
+}
+
+fn clear(mask: &mut [u32], id: usize) {
+    mask[id / 32] &= !(1 << (id % 32));
+}
+
+fn is_set(mask: &[u32], id: usize) -> bool {
+    mask[id / 32] & (1 << (id % 32)) != 0
+}
+
+impl Budget {
+    /// Clears from `mask` (the grammar's mask of text tokens) every token after which no
+    /// complete output fits in `remaining` tokens. Leaves `parser` as it found it.
+    pub(crate) fn restrict(
+        &mut self,
+        parser: &mut EngineRecognizer,
+        table: &EngineCompletion,
+        trie: &TokenTrie,
+        remaining: u32,
+        mask: &mut [u32],
+    ) -> Result<(), LimitError> {
+        let Some(limit) = remaining.checked_sub(2) else {
+            for i in 0..trie.len() {
+                clear(mask, trie.token(i).index());
+            }
+            return Ok(());
+        };
+        // The skip: `caps[d]` bounds the completion bound after any string of at most `d`
+        // bytes the parser accepts (the seam's contract), and every allowed token is such a
+        // string with `d` its length. So a token with `caps[len] ≤ limit` satisfies the rule
+        // without being fed, and when `caps[max_token_len] ≤ limit` every token does: the
+        // filter then costs one caps computation.
+        self.caps.resize(trie.max_token_len() + 1, 0);
+        parser.completion_caps(table, &mut self.caps);
+        if self.caps[trie.max_token_len()] <= limit {
+            return Ok(());
+        }
+        // The others are fed in trie order, sharing common prefixes as the mask walk does.
+        let mut depth = 0usize;
+        let mut previous: Option<usize> = None;
+        let outcome = (|| {
+            for i in 0..trie.len() {
+                let id = trie.token(i).index();
+                if !is_set(mask, id) {
+                    continue;
+                }
+                let bytes = trie.bytes_at(i);
+                if self.caps[bytes.len()] <= limit {
+                    continue;
+                }
+                let common = match previous {
+                    Some(p) => common_prefix(trie.bytes_at(p), bytes),
+                    None => 0,
+                };
+                let keep = depth.min(common);
+                parser.pop_bytes(depth - keep);
+                depth = keep;
+                previous = Some(i);
+                let mut accepted = true;
+                while depth < bytes.len() {
+                    if parser.push_byte(bytes[depth])? {
+                        depth += 1;
+                    } else {
+                        accepted = false;
+                        break;
+                    }
+                }
+                if !accepted || !fits(parser.completion_bound(table), remaining, 1) {
+                    clear(mask, id);
+                }
+            }
+            Ok(())
+        })();
+        parser.pop_bytes(depth);
+        outcome
+    }
+}
+
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
