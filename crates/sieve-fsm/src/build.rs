@@ -10,7 +10,10 @@
 //!    input is a [`sieve_normalize::Normalized`], which satisfies the contract by construction.
 //! 3. **Per regular rule**: subset construction capped at [`Config::dfa_state_limit`], Hopcroft
 //!    minimisation ([`crate::dfa`]), canonical numbering ([`crate::canonical`]); past the cap,
-//!    the epsilon-free NFA in canonical form instead.
+//!    the epsilon-free NFA in canonical form instead. Rules whose bodies differ only in which
+//!    rules they reference, in the same order (`key_1 ":" string` and `key_2 ":" string`), are
+//!    built once ([`crate::memo`]): the automaton is a function of the body, and renaming
+//!    references monotonically keeps every edge's order and so the canonical numbering.
 //! 4. **Hash** every rule ([`crate::hash`]).
 //!
 //! # Invariants
@@ -25,6 +28,7 @@ use crate::dfa::{determinize, minimize};
 use crate::error::BuildError;
 use crate::fsm::{Fsm, StateId};
 use crate::hash::hash_rules;
+use crate::memo::{RuleMemo, Shape};
 use crate::nfa::{accepts_empty, is_regular_repeat, remove_epsilons, thompson, Nfa};
 
 /// Knobs for [`Builder`]. Each documents its default and what raising it costs.
@@ -249,7 +253,9 @@ pub struct Builder {
 
 /// A rule after step 1 of the pipeline.
 enum Classified {
-    Regular(Nfa),
+    /// A regular rule: its NFA is built in step 3, and only when no rule of the same shape
+    /// was built before.
+    Regular,
     Counted {
         item: RuleId,
         min: u32,
@@ -311,16 +317,22 @@ impl Builder {
         }
 
         let mut automata = Vec::with_capacity(classified.len());
+        let mut memo = RuleMemo::default();
         let mut state_count = 0usize;
         let mut edge_count = 0usize;
         for (rule, class) in grammar.rules().iter().zip(classified) {
             let automaton = match class {
                 Classified::Counted { item, min, max } => RuleAutomaton::Counted { item, min, max },
-                Classified::Regular(nfa) => {
-                    let edges_left = self.config.edge_limit.saturating_sub(edge_count);
-                    let fsm = self.regular_fsm(&nfa, edges_left).ok_or_else(|| {
-                        BuildError::edge_limit(rule.name(), self.config.edge_limit)
-                    })?;
+                Classified::Regular => {
+                    let shape = Shape::of(rule.body());
+                    let fsm = match memo.get(&shape) {
+                        Some(fsm) => fsm,
+                        None => {
+                            let edges_left = self.config.edge_limit.saturating_sub(edge_count);
+                            let fsm = self.rule_fsm(rule, edges_left)?;
+                            memo.insert(shape, fsm)
+                        }
+                    };
                     state_count += fsm.state_count();
                     edge_count += fsm.edge_count();
                     if state_count > self.config.state_limit {
@@ -353,42 +365,49 @@ impl Builder {
         })
     }
 
-    /// Step 1: checks each rule's shape and builds the NFAs of regular rules.
+    /// Step 1: checks each rule's shape: counted, or regular (the NFA's limits are checked when
+    /// it is built, in [`Builder::rule_nfa`]).
     fn classify(&self, grammar: &Grammar) -> Result<Vec<Classified>, BuildError> {
         let mut out = Vec::with_capacity(grammar.rules().len());
         for rule in grammar.rules() {
-            let counted = match rule.body().kind() {
+            let class = match rule.body().kind() {
                 ExprKind::Repeat { item, min, max } if !is_regular_repeat(*min, *max) => {
                     match item.kind() {
-                        ExprKind::Ref(item) => Some(Classified::Counted {
+                        ExprKind::Ref(item) => Classified::Counted {
                             item: *item,
                             min: *min,
                             max: *max,
-                        }),
+                        },
                         _ => return Err(BuildError::counted_repetition(rule.name(), *min, *max)),
                     }
                 }
-                _ => None,
-            };
-            let class = match counted {
-                Some(counted) => counted,
-                None => {
-                    let nfa = thompson(rule.body(), rule.name())?;
-                    if nfa.len() > self.config.state_limit {
-                        return Err(BuildError::state_limit(
-                            rule.name(),
-                            self.config.state_limit,
-                        ));
-                    }
-                    if nfa.edge_count() > self.config.edge_limit {
-                        return Err(BuildError::edge_limit(rule.name(), self.config.edge_limit));
-                    }
-                    Classified::Regular(nfa)
-                }
+                _ => Classified::Regular,
             };
             out.push(class);
         }
         Ok(out)
+    }
+
+    /// The Thompson NFA of a regular rule, within the state and edge limits.
+    fn rule_nfa(&self, rule: &sieve_ir::Rule) -> Result<Nfa, BuildError> {
+        let nfa = thompson(rule.body(), rule.name())?;
+        if nfa.len() > self.config.state_limit {
+            return Err(BuildError::state_limit(
+                rule.name(),
+                self.config.state_limit,
+            ));
+        }
+        if nfa.edge_count() > self.config.edge_limit {
+            return Err(BuildError::edge_limit(rule.name(), self.config.edge_limit));
+        }
+        Ok(nfa)
+    }
+
+    /// Step 3 for one regular rule, from its NFA.
+    fn rule_fsm(&self, rule: &sieve_ir::Rule, edges_left: usize) -> Result<Fsm, BuildError> {
+        let nfa = self.rule_nfa(rule)?;
+        self.regular_fsm(&nfa, edges_left)
+            .ok_or_else(|| BuildError::edge_limit(rule.name(), self.config.edge_limit))
     }
 
     /// Step 3 for one rule; `None` when the epsilon-free fallback exceeds `edges_left`.
@@ -409,16 +428,27 @@ impl Builder {
 
 /// Step 2: the least fixpoint of "derives the empty string"; only the root may.
 fn check_nullability(grammar: &Grammar, classified: &[Classified]) -> Result<(), BuildError> {
+    let nfas = grammar
+        .rules()
+        .iter()
+        .zip(classified)
+        .map(|(rule, class)| match class {
+            Classified::Regular => thompson(rule.body(), rule.name()).map(Some),
+            Classified::Counted { .. } => Ok(None),
+        })
+        .collect::<Result<Vec<Option<Nfa>>, BuildError>>()?;
     let mut nullable = vec![false; classified.len()];
     loop {
         let mut changed = false;
-        for (index, class) in classified.iter().enumerate() {
+        for (index, (class, nfa)) in classified.iter().zip(&nfas).enumerate() {
             if nullable[index] {
                 continue;
             }
             let derives_empty = match class {
                 Classified::Counted { item, min, .. } => *min == 0 || nullable[item.index()],
-                Classified::Regular(nfa) => accepts_empty(nfa, |r| nullable[r.index()]),
+                Classified::Regular => nfa
+                    .as_ref()
+                    .is_some_and(|nfa| accepts_empty(nfa, |r| nullable[r.index()])),
             };
             if derives_empty {
                 // Monotone from below: whatever is marked here truly derives the empty string.

@@ -127,6 +127,33 @@ impl Fsm {
         }
     }
 
+    /// This automaton with every rule label `r` replaced by `rename(r)`. `rename` must be
+    /// strictly increasing on the rules referenced, so that each state's edges stay sorted
+    /// and the numbering stays canonical.
+    pub(crate) fn rename_rules(&self, rename: impl Fn(RuleId) -> RuleId) -> Fsm {
+        let edges = self
+            .edges
+            .iter()
+            .map(|edge| Edge {
+                label: match edge.label {
+                    Label::Rule(rule) => Label::Rule(rename(rule)),
+                    label => label,
+                },
+                target: edge.target,
+            })
+            .collect();
+        let renamed = Fsm {
+            states: self.states.clone(),
+            edges,
+            deterministic: self.deterministic,
+        };
+        debug_assert!(
+            renamed.states().all(|s| renamed.edges(s).is_sorted()),
+            "a monotone renaming keeps every state's edges sorted"
+        );
+        renamed
+    }
+
     /// The start state; always state `0`.
     pub fn start(&self) -> StateId {
         StateId(0)

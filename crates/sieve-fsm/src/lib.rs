@@ -59,6 +59,7 @@ mod dump;
 mod error;
 mod fsm;
 mod hash;
+mod memo;
 mod nfa;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,71 @@
+//! Building each distinct rule shape once per grammar.
+//!
+//! A regular rule's automaton is a function of its body alone. Two bodies that differ only in
+//! which rules they reference, with the references in the same relative order, give automata
+//! that differ only in those labels: subset construction, minimisation and canonical numbering
+//! look at a rule id only to order labels, and a strictly increasing renaming keeps that
+//! order. JSON Schema grammars are full of such rules: one `key_i ":" value_j` member per
+//! property, one `"[" item_k ("," item_k)* "]"` per array.
+//!
+//! # Invariant
+//!
+//! A [`Shape`] is a body with each reference replaced by its rank among the distinct rules the
+//! body references (ranks are rule ids `0, 1, …`, in the order of the real ids). The memo maps
+//! a shape to the automaton built for it, over ranks, and hands it back renamed to the
+//! asking rule's references, which is exactly the automaton a fresh build would give.
+
+use foldhash::HashMap;
+
+use sieve_ir::{Expr, RuleId};
+
+use crate::fsm::Fsm;
+
+/// A rule body up to an order-preserving renaming of its references.
+pub(crate) struct Shape {
+    /// The body, each reference replaced by its rank in `refs`.
+    ranked: Expr,
+    /// The distinct rules the body references, ascending.
+    refs: Vec<RuleId>,
+}
+
+impl Shape {
+    /// The shape of `body`.
+    pub(crate) fn of(body: &Expr) -> Shape {
+        let mut refs = Vec::new();
+        body.for_each_ref(&mut |rule| refs.push(rule));
+        refs.sort_unstable();
+        refs.dedup();
+        let mut ranked = body.clone();
+        ranked.rename_refs(&mut |rule| rank(&refs, rule));
+        Shape { ranked, refs }
+    }
+}
+
+/// The rank of `rule` among `refs` (sorted), as a rule id.
+fn rank(refs: &[RuleId], rule: RuleId) -> RuleId {
+    let index = refs
+        .binary_search(&rule)
+        .expect("the rule is one of the body's references");
+    RuleId::new(index).expect("fewer references than rules")
+}
+
+/// The automata built so far in one grammar, by shape.
+#[derive(Default)]
+pub(crate) struct RuleMemo {
+    built: HashMap<Expr, Fsm>,
+}
+
+impl RuleMemo {
+    /// The automaton of a rule of this shape, over the rule's own references, if one was built.
+    pub(crate) fn get(&self, shape: &Shape) -> Option<Fsm> {
+        let ranked = self.built.get(&shape.ranked)?;
+        Some(ranked.rename_rules(|rank| shape.refs[rank.index()]))
+    }
+
+    /// Records `fsm`, built for a rule of this shape, and gives it back.
+    pub(crate) fn insert(&mut self, shape: Shape, fsm: Fsm) -> Fsm {
+        let ranked = fsm.rename_rules(|rule| rank(&shape.refs, rule));
+        self.built.insert(shape.ranked, ranked);
+        fsm
+    }
+}
