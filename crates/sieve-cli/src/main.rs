@@ -77,9 +77,15 @@ enum Command {
         /// The random seed.
         #[arg(long, default_value_t = 0)]
         seed: u64,
-        /// The most tokens to sample.
+        /// The most tokens to sample, EOS included. The output is guaranteed to end with EOS,
+        /// complete, within this many tokens (a token budget; the command fails at once if
+        /// no complete output fits), unless `--no-budget` is given.
         #[arg(long, default_value_t = 256)]
         max_tokens: usize,
+        /// Stop at `--max-tokens` without keeping room for a complete output (the output may
+        /// then be cut off).
+        #[arg(long)]
+        no_budget: bool,
         #[command(flatten)]
         options: GrammarArgs,
     },
@@ -282,6 +288,7 @@ fn main() -> ExitCode {
             tokenizer,
             seed,
             max_tokens,
+            no_budget,
             options,
         } => commands::generate(
             &constraint.constraint(),
@@ -289,6 +296,7 @@ fn main() -> ExitCode {
                 tokenizer: tokenizer.as_deref(),
                 seed: *seed,
                 max_tokens: *max_tokens,
+                budget: !*no_budget,
             },
             &options.pipeline_options(),
         ),

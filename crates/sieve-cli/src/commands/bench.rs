@@ -15,6 +15,14 @@
 //! JSON Schemas are compiled with the request's `json_options` (`whitespace` compact or
 //! flexible, `item_separator`, `key_separator`); the other options are sieve's defaults.
 //!
+//! An optional request field `max_tokens` (an integer; sieve's extension of the protocol)
+//! gives every matcher a token budget (`Matcher::with_budget`): masks then also leave out
+//! every token after which no complete output fits in the tokens left, EOS counted, so the
+//! *mask* times include that filter. A budget too small for any complete output is answered
+//! with an `error` line per sample (the matcher cannot be created); a sample token outside the
+//! budgeted mask ends that sample with an `error` line, as any token outside the mask does.
+//! Without the field, matchers have no budget.
+//!
 //! A request whose sources include no kind sieve supports is answered with an `error` line
 //! and exit code 2, so the harness reports it instead of comparing nothing.
 
@@ -59,6 +67,9 @@ struct Request {
     #[serde(default = "one")]
     walk_repeats: usize,
     samples: Vec<Sample>,
+    /// sieve's extension: a token budget for every matcher (see the module docs).
+    #[serde(default)]
+    max_tokens: Option<u32>,
 }
 
 fn one() -> usize {
@@ -160,8 +171,18 @@ pub fn bench(path: &Path, options: &PipelineOptions) -> Result<ExitCode, String>
     for walk in 0..request.walk_repeats {
         for sample in &request.samples {
             let started = Instant::now();
-            let mut matcher = Matcher::new(compiled.clone());
+            let matcher = match request.max_tokens {
+                Some(budget) => Matcher::with_budget(compiled.clone(), budget),
+                None => Ok(Matcher::new(compiled.clone())),
+            };
             let us = started.elapsed().as_secs_f64() * 1e6;
+            let mut matcher = match matcher {
+                Ok(matcher) => matcher,
+                Err(error) => {
+                    out.step_error(sample.index, 0, &error.to_string())?;
+                    continue;
+                }
+            };
             out.line(&json!({"type": "instantiate", "us": us}))?;
             let steps = sample.tokens.iter().copied().chain([eos]);
             for (step, token) in steps.enumerate() {

@@ -99,12 +99,16 @@ pub struct GenerateArgs<'a> {
     pub tokenizer: Option<&'a Path>,
     /// The random seed.
     pub seed: u64,
-    /// The most tokens to sample.
+    /// The most tokens to sample (EOS included).
     pub max_tokens: usize,
+    /// Whether the matcher keeps a complete output within `max_tokens` (a token budget).
+    pub budget: bool,
 }
 
 /// `sieve generate`: samples uniformly among the allowed tokens until EOS or the limit; the
-/// text on stdout, the token count and mask times on stderr.
+/// text on stdout, the token count and mask times on stderr. With `args.budget` the matcher
+/// has a token budget of `max_tokens`, so the output ends with EOS complete within it (or the
+/// command fails at once, saying the budget is too small).
 pub fn generate(
     constraint: &Constraint<'_>,
     args: &GenerateArgs<'_>,
@@ -119,7 +123,12 @@ pub fn generate(
         CompiledGrammar::new(&grammar, tokenizer, &options.compile).map_err(|e| e.to_string())?,
     );
     let vocab = compiled.vocabulary().clone();
-    let mut matcher = Matcher::new(compiled.clone());
+    let mut matcher = if args.budget {
+        let budget = u32::try_from(args.max_tokens).unwrap_or(u32::MAX);
+        Matcher::with_budget(compiled.clone(), budget).map_err(|e| e.to_string())?
+    } else {
+        Matcher::new(compiled.clone())
+    };
     let mut mask = vec![0u32; compiled.bitmask_words()];
     let mut rng = SplitMix64(args.seed);
     let mut output = Vec::new();
