@@ -148,16 +148,10 @@ impl Backend for EarleyGrammar {
         ]))
     }
 
-    /// Units are the bytes that are text tokens on their own; caps cover the trie's longest
-    /// token.
+    /// See `completion.rs`: token edges within each rule's automaton, caps up to the trie's
+    /// longest token.
     fn completion_table(&self, trie: &TokenTrie) -> crate::CompletionTable {
-        let mut units = ByteClass::EMPTY;
-        for byte in 0..=255u8 {
-            if trie.find(&[byte]).is_some() {
-                units = units.union(&ByteClass::range(byte, byte));
-            }
-        }
-        crate::CompletionTable::new(self, &units, trie.max_token_len())
+        crate::CompletionTable::new(self, trie)
     }
 
     fn classify(&self, key: Key, trie: &TokenTrie) -> Classification {

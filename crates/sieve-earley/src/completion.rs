@@ -2,16 +2,19 @@
 //!
 //! # At compile time ([`CompletionTable::new`], once per grammar and vocabulary)
 //!
-//! - `rest[s]`: the fewest *unit steps* that finish the rule of state `s` from `s`, where a
-//!   unit step is one byte that is a whole text token of the vocabulary (a *unit byte*), and
-//!   a reference to rule `A` costs `rule_min[A]`, the fewest unit steps of a whole derivation
-//!   of `A`. Every byte of such a completion is a token, so it is spelled by exactly that many
-//!   tokens. It is the least fixpoint of
-//!   `rest[s] = min(0 if s accepts, 1 + rest[t] over unit byte edges, rest[t] over ε edges,
+//! - `rest[s]`: the fewest *token steps* that finish the rule of state `s` from `s`. A token
+//!   step is one text token of the vocabulary whose bytes follow the byte edges of `s`'s own
+//!   automaton from `s` to some `t` (a *token edge*: single-byte tokens on every byte edge
+//!   whose range holds one, longer tokens found by walking the trie from `s`, at most
+//!   [`TOKEN_WALK_NODES`] trie nodes per state); a reference to rule `A` costs `rule_min[A]`,
+//!   the fewest token steps of a whole derivation of `A`. Every step is a real token, so a
+//!   completion of cost `c` is spelled by `c` tokens. It is the least fixpoint of
+//!   `rest[s] = min(0 if s accepts, 1 + rest[t] over token edges, rest[t] over ε edges,
 //!   rule_min[A] + rest[t] over rule edges)`, with `rule_min[A] = rest[start A]` and, for a
 //!   counted rule `X{m,n}`, `m · rule_min[X]`; it is solved exactly by Knuth's generalisation
 //!   of Dijkstra's algorithm to such superior functions (each value is fixed when it is the
-//!   smallest pending one, after all its arguments are fixed).
+//!   smallest pending one, after all its arguments are fixed). Tokens that cross from one
+//!   rule's automaton into another's are not counted (the bound is then loose, never wrong).
 //! - `within[A][d]` (`W`): at least the `rest` of any item of `A`'s subtree that a string of
 //!   at most `d` bytes can put in a set, plus the `rest` of everything between it and `A`.
 //!   Recursion is bounded by `d`: descending into a rule from a state reached only after a
@@ -31,9 +34,10 @@
 //! # Invariants
 //!
 //! - **Descent** (the contract of `Recognizer::completion_bound`): when the bound is `u > 0`,
-//!   the first step of a route achieving it is a unit byte (a token the parser accepts, since
-//!   every stored item continues to a sentence) that leaves a route of cost `u - 1`: a unit
-//!   byte edge on a shortest path lowers `rest` by one; a rule edge on it is followed by the
+//!   the first step of a route achieving it is a token edge (a token the parser accepts: its
+//!   bytes follow byte edges from a stored item, and every stored item continues to a
+//!   sentence) that leaves a route of cost `u - 1`: a token edge on a shortest path leads to
+//!   an item of the same origin whose `rest` is one less; a rule edge on it is followed by the
 //!   prediction of the rule, whose start items carry the same cost; a completion passes the
 //!   cost to the waiter that achieves `R` (with Leo, to the chain's top item, the chain's
 //!   items all having `rest` 0); completing the root from set 0 makes the input a sentence.
@@ -47,12 +51,18 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 use sieve_ir::ByteClass;
+use sieve_vocab::TokenTrie;
 
 use crate::grammar::{EarleyGrammar, NOT_COUNTED};
 use crate::parser::{Item, Parser};
 
 /// No completion (or an unbounded value).
 const INF: u32 = u32::MAX;
+
+/// The most trie nodes (past the first byte) walked from one state to find its token edges
+/// longer than one byte. Any subset of token edges gives a sound bound; this bounds the
+/// compile-time work to this many steps per state.
+pub const TOKEN_WALK_NODES: usize = 512;
 
 /// The shortest completions of one grammar counted in tokens of one vocabulary (see the
 /// module docs). Built by `Backend::completion_table`; read by a [`Parser`]'s
@@ -101,10 +111,10 @@ struct Descent {
 }
 
 impl CompletionTable {
-    /// The table of `g` for a vocabulary whose single-byte text tokens are `units` and whose
-    /// longest token has `max_bytes` bytes.
-    pub fn new(g: &EarleyGrammar, units: &ByteClass, max_bytes: usize) -> CompletionTable {
-        let (rest, rule_min) = shortest(g, units);
+    /// The table of `g` for the text tokens of `trie`.
+    pub fn new(g: &EarleyGrammar, trie: &TokenTrie) -> CompletionTable {
+        let max_bytes = trie.max_token_len();
+        let (rest, rule_min) = shortest(g, trie);
         let within = within(g, &rest, &rule_min, max_bytes);
         CompletionTable {
             rest,
@@ -144,7 +154,14 @@ impl CompletionTable {
 }
 
 /// `rest` per state and `rule_min` per rule (Knuth's algorithm; see the module docs).
-fn shortest(g: &EarleyGrammar, units: &ByteClass) -> (Vec<u32>, Vec<u32>) {
+fn shortest(g: &EarleyGrammar, trie: &TokenTrie) -> (Vec<u32>, Vec<u32>) {
+    let mut units = ByteClass::EMPTY;
+    for byte in 0..=255u8 {
+        if trie.find(&[byte]).is_some() {
+            units = units.union(&ByteClass::range(byte, byte));
+        }
+    }
+    let mut targets = Vec::new();
     let n_states = g.states.len();
     let n_rules = g.start.len();
     let rule_node = |rule: u32| (n_states + rule as usize) as u32;
@@ -181,6 +198,10 @@ fn shortest(g: &EarleyGrammar, units: &ByteClass) -> (Vec<u32>, Vec<u32>) {
             {
                 hypers.push(hyper(s, 1, 1, &[edge.target]));
             }
+        }
+        long_token_targets(g, trie, s, &mut targets);
+        for &target in &targets {
+            hypers.push(hyper(s, 1, 1, &[target]));
         }
         for &target in g.eps_edges(info) {
             hypers.push(hyper(s, 0, 1, &[target]));
@@ -228,6 +249,44 @@ fn shortest(g: &EarleyGrammar, units: &ByteClass) -> (Vec<u32>, Vec<u32>) {
     }
     let rule_min = value.split_off(n_states);
     (value, rule_min)
+}
+
+/// The distinct states that text tokens of two bytes or more reach from `s` along the byte
+/// edges of its automaton (the first matching edge at each byte), walking at most
+/// [`TOKEN_WALK_NODES`] trie nodes past the first byte.
+fn long_token_targets(g: &EarleyGrammar, trie: &TokenTrie, s: u32, out: &mut Vec<u32>) {
+    out.clear();
+    let step = |state: u32, byte: u8| {
+        g.byte_edges(&g.states[state as usize])
+            .iter()
+            .find(|e| e.lo <= byte && byte <= e.hi)
+            .map(|e| e.target)
+    };
+    let nodes = trie.nodes();
+    // `path[d]`: the state after the node's first `d` bytes.
+    let mut path = vec![s];
+    let mut walked = 0;
+    let mut i = 0;
+    while i < nodes.len() {
+        let node = nodes[i];
+        let depth = node.depth as usize;
+        path.truncate(depth);
+        let Some(next) = step(path[depth - 1], node.byte) else {
+            i = node.end as usize;
+            continue;
+        };
+        if depth > 1 {
+            walked += 1;
+            if walked > TOKEN_WALK_NODES {
+                break;
+            }
+            if node.has_token() && !out.contains(&next) {
+                out.push(next);
+            }
+        }
+        path.push(next);
+        i += 1;
+    }
 }
 
 /// `W` per rule and byte count (see the module docs).

@@ -377,15 +377,16 @@ fn creation_fails_below_the_minimum_and_over_budget_tokens_are_refused() {
             .find(|&t| token_bytes(&compiled, t) == text)
             .expect("token")
     };
-    // The minimum is "a" "c" EOS; after "a", "b" would need a fourth token.
-    m.accept_token(token(b"a")).expect("within the budget");
-    let err = m.accept_token(token(b"b")).expect_err("over budget");
+    // The minimum is "dk" EOS; "a" would need "c" and EOS after it.
+    assert_eq!(min, 2);
+    let err = m.accept_token(token(b"a")).expect_err("over budget");
     assert!(matches!(err, MatcherError::OverBudget { .. }), "{err}");
-    assert_eq!(m.steps(), 1);
-    assert_eq!(m.validate_tokens(&[token(b"b")]).expect("no limit"), 0);
-    assert_eq!(
-        m.validate_tokens(&[token(b"c"), eos(&compiled)])
-            .expect("no limit"),
-        2
-    );
+    assert_eq!(m.steps(), 0);
+    assert_eq!(m.validate_tokens(&[token(b"a")]).expect("no limit"), 0);
+    let finish = [token(b"dk"), eos(&compiled)];
+    assert_eq!(m.validate_tokens(&finish).expect("no limit"), 2);
+    m.accept_token(token(b"d"))
+        .expect_err("\"d\" \"k\" EOS is three tokens");
+    m.accept_token(finish[0]).expect("within the budget");
+    assert_eq!(m.remaining_tokens(), Some(1));
 }
