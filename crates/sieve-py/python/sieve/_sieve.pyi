@@ -1,0 +1,86 @@
+"""Type stubs of ``sieve._sieve``, the native half of the ``sieve`` package."""
+
+from os import PathLike
+from typing import Any, List, Optional, Sequence, Union
+
+class CompileError(ValueError):
+    """A grammar, regex or JSON Schema that cannot be compiled; the message locates the
+    fault."""
+
+class LimitError(RuntimeError):
+    """The recogniser reached one of its configured limits; the matcher is unchanged."""
+
+class Tokenizer:
+    """A tokenizer's vocabulary prepared for masks. Immutable, shareable across threads,
+    not picklable."""
+
+    @staticmethod
+    def from_file(
+        path: Union[str, PathLike],
+        *,
+        vocab_size: Optional[int] = None,
+        stop_token_ids: Optional[Sequence[int]] = None,
+    ) -> Tokenizer: ...
+    @staticmethod
+    def from_huggingface(
+        tokenizer: Any,
+        *,
+        vocab_size: Optional[int] = None,
+        stop_token_ids: Optional[Sequence[int]] = None,
+    ) -> Tokenizer: ...
+    @property
+    def vocab_size(self) -> int: ...
+    @property
+    def eos_token_ids(self) -> List[int]: ...
+    def token_bytes(self, id: int) -> bytes: ...
+    def is_special(self, id: int) -> bool: ...
+
+class CompiledGrammar:
+    """A grammar compiled against a Tokenizer. Immutable, shareable across threads, not
+    picklable."""
+
+    @property
+    def vocab_size(self) -> int: ...
+    @property
+    def warnings(self) -> List[str]: ...
+
+def compile_json_schema(
+    tokenizer: Tokenizer,
+    schema: Union[str, dict, bool],
+    *,
+    whitespace: str = "compact",
+    order: str = "schema",
+    escapes: str = "any",
+    lenient: bool = False,
+    ahead_of_time: Union[bool, float, None] = None,
+) -> CompiledGrammar: ...
+def compile_grammar(
+    tokenizer: Tokenizer,
+    grammar: str,
+    *,
+    root_rule: str = "root",
+    ahead_of_time: Union[bool, float, None] = None,
+) -> CompiledGrammar: ...
+def compile_regex(
+    tokenizer: Tokenizer,
+    pattern: str,
+    *,
+    ahead_of_time: Union[bool, float, None] = None,
+) -> CompiledGrammar: ...
+
+class Matcher:
+    """The output of one request, checked token by token against a compiled grammar."""
+
+    def __init__(self, compiled: CompiledGrammar) -> None: ...
+    def fill_next_token_bitmask(self, bitmask: Any, index: int = 0) -> None: ...
+    def accept_token(self, token_id: int) -> bool: ...
+    def accept_string(self, text: Union[str, bytes]) -> bool: ...
+    def rollback(self, num_steps: int = 1) -> None: ...
+    def reset(self) -> None: ...
+    def is_terminated(self) -> bool: ...
+    def can_terminate(self) -> bool: ...
+    def fork(self) -> Matcher: ...
+    def validate_tokens(self, token_ids: Sequence[int]) -> int: ...
+    def find_jump_forward_string(self) -> str: ...
+
+def fill_next_token_bitmasks(matchers: Sequence[Matcher], bitmask: Any) -> None: ...

@@ -1,0 +1,255 @@
+//! `compile_json_schema`, `compile_grammar`, `compile_regex` and `sieve.CompiledGrammar`.
+//!
+//! Each compile runs its front-end (`sieve_jsonschema`, `sieve_gbnf`, `sieve_regex`), then
+//! `sieve_matcher::CompiledGrammar::new` (the `sieve_matcher::pipeline` stages), with the GIL
+//! released. Front-end errors are rendered as the `sieve` command renders them: GBNF and
+//! regex errors with `line:column`, the source line and a caret; JSON Schema errors with the
+//! JSON pointer and keyword.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyString};
+use sieve_diagnostics::SourceFile;
+use sieve_ir::Grammar;
+use sieve_matcher::{AheadOfTime, Options};
+
+use crate::tokenizer::Tokenizer;
+use crate::CompileError;
+
+/// A grammar compiled against a ``Tokenizer``: the recogniser tables and the token-mask
+/// cache every ``Matcher`` of it shares.
+///
+/// Immutable and shareable across threads (compile once, create a ``Matcher`` per
+/// request); not picklable: compile it again in another process.
+#[pyclass(module = "sieve", frozen)]
+pub struct CompiledGrammar {
+    pub(crate) inner: Arc<sieve_matcher::CompiledGrammar>,
+    warnings: Vec<String>,
+}
+
+#[pymethods]
+impl CompiledGrammar {
+    /// The number of token ids a bitmask row covers.
+    #[getter]
+    fn vocab_size(&self) -> usize {
+        self.inner.vocabulary().n_vocab()
+    }
+
+    /// The keywords ``lenient=True`` dropped, one line each (``/pointer: `keyword` not
+    /// enforced: why``); empty otherwise.
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+
+    fn __reduce__(&self) -> PyResult<()> {
+        Err(crate::not_picklable("CompiledGrammar"))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("sieve.CompiledGrammar(vocab_size={})", self.vocab_size())
+    }
+}
+
+/// The compile options shared by every front-end.
+fn options(ahead_of_time: &Bound<'_, PyAny>) -> PyResult<Options> {
+    let ahead_of_time = if ahead_of_time.is_instance_of::<PyBool>() {
+        if ahead_of_time.extract::<bool>()? {
+            AheadOfTime::All { parallel: true }
+        } else {
+            AheadOfTime::Off
+        }
+    } else if let Ok(seconds) = ahead_of_time.extract::<f64>() {
+        let budget = Duration::try_from_secs_f64(seconds).map_err(|_| {
+            PyValueError::new_err(format!(
+                "ahead_of_time={seconds}: a time budget is a finite number of seconds, \
+                 at least 0"
+            ))
+        })?;
+        AheadOfTime::Within {
+            budget,
+            parallel: true,
+        }
+    } else {
+        return Err(PyTypeError::new_err(
+            "ahead_of_time is a bool (classify every state while compiling, or none) or a \
+             number of seconds (the costliest states first, within that time)",
+        ));
+    };
+    Ok(Options {
+        ahead_of_time,
+        ..Options::default()
+    })
+}
+
+/// Runs the pipeline after the front-end, with the GIL released.
+fn finish(
+    py: Python<'_>,
+    tokenizer: &Tokenizer,
+    name: &str,
+    grammar: Result<Grammar, String>,
+    options: &Options,
+    warnings: Vec<String>,
+) -> PyResult<CompiledGrammar> {
+    let grammar = grammar.map_err(CompileError::new_err)?;
+    let shared = tokenizer.inner.clone();
+    let compiled = py
+        .detach(|| sieve_matcher::CompiledGrammar::new(&grammar, shared, options))
+        .map_err(|e| CompileError::new_err(format!("{name}: {e}")))?;
+    Ok(CompiledGrammar {
+        inner: Arc::new(compiled),
+        warnings,
+    })
+}
+
+/// The schema as JSON text: a ``str`` as it is, anything else through ``json.dumps``.
+fn schema_text(schema: &Bound<'_, PyAny>) -> PyResult<String> {
+    if schema.is_instance_of::<PyString>() {
+        return schema.extract();
+    }
+    let json = schema.py().import("json")?;
+    json.call_method1("dumps", (schema,))
+        .map_err(|e| {
+            PyTypeError::new_err(format!(
+                "the schema is a JSON string or a value json.dumps accepts: {e}"
+            ))
+        })?
+        .extract()
+}
+
+/// Compiles a JSON Schema (draft 2020-12 or draft-07; a ``str`` or a ``dict``) into the
+/// grammar of the JSON texts it accepts.
+///
+/// ``whitespace``: ``"compact"`` (none between tokens) or ``"flexible"`` (a few whitespace
+/// characters in every gap). ``order``: ``"schema"`` (properties in the schema's order) or
+/// ``"any"``. ``escapes``: ``"any"`` (every escape RFC 8259 allows) or ``"canonical"``.
+/// ``lenient``: drop keywords sieve cannot enforce (listed in ``warnings``) instead of
+/// raising. ``ahead_of_time``: ``True`` classifies every state while compiling, a number of
+/// seconds the costliest first within that time, ``False`` none (masks classify as they go).
+///
+/// Raises ``CompileError`` with the JSON pointer and keyword at fault.
+#[pyfunction]
+#[pyo3(signature = (
+    tokenizer, schema, *, whitespace="compact", order="schema", escapes="any",
+    lenient=false, ahead_of_time=None
+))]
+#[allow(clippy::too_many_arguments)] // The keyword arguments of the Python API, one each.
+pub fn compile_json_schema(
+    py: Python<'_>,
+    tokenizer: &Tokenizer,
+    schema: &Bound<'_, PyAny>,
+    whitespace: &str,
+    order: &str,
+    escapes: &str,
+    lenient: bool,
+    ahead_of_time: Option<&Bound<'_, PyAny>>,
+) -> PyResult<CompiledGrammar> {
+    use sieve_jsonschema::{Escapes, PropertyOrder, Whitespace};
+    let json_options = sieve_jsonschema::Options {
+        whitespace: match whitespace {
+            "compact" => Whitespace::Compact,
+            "flexible" => Whitespace::Flexible,
+            _ => return Err(choice_error("whitespace", whitespace, "compact, flexible")),
+        },
+        property_order: match order {
+            "schema" => PropertyOrder::Schema,
+            "any" => PropertyOrder::Any,
+            _ => return Err(choice_error("order", order, "schema, any")),
+        },
+        escapes: match escapes {
+            "any" => Escapes::Any,
+            "canonical" => Escapes::Canonical,
+            _ => return Err(choice_error("escapes", escapes, "any, canonical")),
+        },
+        lenient,
+        ..sieve_jsonschema::Options::default()
+    };
+    let options = options_or_default(ahead_of_time)?;
+    let text = schema_text(schema)?;
+    let name = "<schema>";
+    let front = py.detach(|| {
+        let value: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{name}:{}:{}: not JSON: {e}", e.line(), e.column()))?;
+        sieve_jsonschema::compile(&value, &json_options).map_err(|e| {
+            let root = if e.pointer.is_empty() { "#" } else { "" };
+            format!("{name}: {root}{e}")
+        })
+    });
+    let (grammar, warnings) = match front {
+        Ok(compiled) => (
+            Ok(compiled.grammar),
+            compiled.warnings.iter().map(ToString::to_string).collect(),
+        ),
+        Err(message) => (Err(message), Vec::new()),
+    };
+    finish(py, tokenizer, name, grammar, &options, warnings)
+}
+
+/// Compiles a GBNF grammar (llama.cpp's syntax; XGrammar's EBNF is read the same way) whose
+/// start is rule ``root_rule``.
+///
+/// Raises ``CompileError`` listing every error with its line, column and the line itself.
+#[pyfunction]
+#[pyo3(signature = (tokenizer, grammar, *, root_rule="root", ahead_of_time=None))]
+pub fn compile_grammar(
+    py: Python<'_>,
+    tokenizer: &Tokenizer,
+    grammar: &str,
+    root_rule: &str,
+    ahead_of_time: Option<&Bound<'_, PyAny>>,
+) -> PyResult<CompiledGrammar> {
+    let options = options_or_default(ahead_of_time)?;
+    let name = "<grammar>";
+    let gbnf_options = sieve_gbnf::Options::with_root(root_rule.to_owned());
+    let front = py.detach(|| {
+        sieve_gbnf::compile(grammar, &gbnf_options).map_err(|errors| {
+            let source = SourceFile::new(name, grammar);
+            let rendered: Vec<String> = errors
+                .as_slice()
+                .iter()
+                .map(|e| source.render_error(e))
+                .collect();
+            rendered.concat().trim_end().to_owned()
+        })
+    });
+    finish(py, tokenizer, name, front, &options, Vec::new())
+}
+
+/// Compiles a regular expression matched against the whole output (Rust ``regex`` syntax,
+/// without look-around or backreferences).
+///
+/// Raises ``CompileError`` with the column of the fault and a caret under it.
+#[pyfunction]
+#[pyo3(signature = (tokenizer, pattern, *, ahead_of_time=None))]
+pub fn compile_regex(
+    py: Python<'_>,
+    tokenizer: &Tokenizer,
+    pattern: &str,
+    ahead_of_time: Option<&Bound<'_, PyAny>>,
+) -> PyResult<CompiledGrammar> {
+    let options = options_or_default(ahead_of_time)?;
+    let name = "<regex>";
+    let front = py.detach(|| {
+        sieve_regex::compile(pattern, &sieve_regex::Options::default()).map_err(|e| {
+            SourceFile::new(name, pattern)
+                .render_error(&e)
+                .trim_end()
+                .to_owned()
+        })
+    });
+    finish(py, tokenizer, name, front, &options, Vec::new())
+}
+
+fn options_or_default(ahead_of_time: Option<&Bound<'_, PyAny>>) -> PyResult<Options> {
+    match ahead_of_time {
+        Some(value) => options(value),
+        None => Ok(Options::default()),
+    }
+}
+
+fn choice_error(name: &str, given: &str, choices: &str) -> PyErr {
+    PyValueError::new_err(format!("{name}={given:?}: expected one of {choices}"))
+}

@@ -1,0 +1,174 @@
+//! `sieve.Matcher`: one request's state against a `CompiledGrammar`.
+//!
+//! Calls map one to one onto `sieve_matcher::Matcher`. A refusal that generation meets in
+//! normal use (a token or string the grammar does not allow, input after EOS) returns
+//! `False`; a caller's mistake (an id outside the vocabulary, a bitmask too small, a rollback
+//! past the start) raises `ValueError`; a recogniser limit raises `LimitError`. Either way
+//! the matcher is unchanged.
+
+use pyo3::exceptions::{PyIndexError, PyValueError};
+use pyo3::prelude::*;
+use sieve_matcher::MatcherError;
+
+use crate::bitmask::with_rows;
+use crate::compile::CompiledGrammar;
+use crate::LimitError;
+
+/// The most bytes ``find_jump_forward_string`` returns.
+const JUMP_FORWARD_LIMIT: usize = 4096;
+
+/// The output of one request, checked token by token against a compiled grammar.
+///
+/// Cheap to create (one per request) and to ``fork``; owned by one thread at a time.
+#[pyclass(module = "sieve")]
+pub struct Matcher {
+    pub(crate) inner: sieve_matcher::Matcher,
+}
+
+/// The Python exception for a refused call.
+pub(crate) fn matcher_error(error: MatcherError) -> PyErr {
+    match error {
+        MatcherError::Limit(limit) => LimitError::new_err(limit.to_string()),
+        other => PyValueError::new_err(other.to_string()),
+    }
+}
+
+/// `Ok(true)` for an accepted step, `Ok(false)` for a refusal generation meets in normal
+/// use, an exception for the rest.
+fn accepted(result: Result<(), MatcherError>) -> PyResult<bool> {
+    match result {
+        Ok(()) => Ok(true),
+        Err(
+            MatcherError::TokenNotAllowed { .. }
+            | MatcherError::SpecialNotAllowed { .. }
+            | MatcherError::BytesRejected { .. }
+            | MatcherError::Terminated,
+        ) => Ok(false),
+        Err(other) => Err(matcher_error(other)),
+    }
+}
+
+fn checked_id(id: i64, n_vocab: usize) -> PyResult<u32> {
+    u32::try_from(id).map_err(|_| {
+        PyValueError::new_err(format!(
+            "unknown token id {id}: the vocabulary has {n_vocab} ids"
+        ))
+    })
+}
+
+#[pymethods]
+impl Matcher {
+    /// A matcher at the start of the output of ``compiled``.
+    #[new]
+    fn new(compiled: &CompiledGrammar) -> Matcher {
+        Matcher {
+            inner: sieve_matcher::Matcher::new(compiled.inner.clone()),
+        }
+    }
+
+    /// Fills row ``index`` of ``bitmask`` (an int32 array of shape ``(words,)`` or
+    /// ``(batch, words)``, NumPy or torch) with the tokens allowed next: bit ``t % 32`` of
+    /// word ``t // 32`` is set iff token ``t`` may follow. After EOS nothing is allowed.
+    #[pyo3(signature = (bitmask, index=0))]
+    fn fill_next_token_bitmask(
+        &mut self,
+        py: Python<'_>,
+        bitmask: &Bound<'_, PyAny>,
+        index: usize,
+    ) -> PyResult<()> {
+        let inner = &mut self.inner;
+        with_rows(bitmask, |words, rows, words_per_row| {
+            if index >= rows {
+                return Err(PyIndexError::new_err(format!(
+                    "row {index} of a bitmask of {rows} rows"
+                )));
+            }
+            let row = &mut words[index * words_per_row..(index + 1) * words_per_row];
+            py.detach(|| inner.fill_next_token_bitmask(row))
+                .map_err(matcher_error)
+        })
+    }
+
+    /// Accepts the sampled token ``token_id``: ``True`` if the grammar allows it (an EOS
+    /// token terminates the matcher), ``False`` (matcher unchanged) if not. Raises
+    /// ``ValueError`` for an id outside the vocabulary.
+    fn accept_token(&mut self, token_id: i64) -> PyResult<bool> {
+        let n_vocab = self.inner.compiled().vocabulary().n_vocab();
+        let id = checked_id(token_id, n_vocab)?;
+        accepted(self.inner.accept_token(id))
+    }
+
+    /// Accepts ``text`` (``str``, UTF-8 encoded, or ``bytes``) as one step: ``True`` if the
+    /// output stays a prefix of a sentence, ``False`` (matcher unchanged) if not.
+    fn accept_string(&mut self, text: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let bytes: Vec<u8> = match text.extract::<String>() {
+            Ok(text) => text.into_bytes(),
+            Err(_) => text.extract::<Vec<u8>>()?,
+        };
+        accepted(self.inner.accept_bytes(&bytes))
+    }
+
+    /// Undoes the last ``num_steps`` steps (accepted tokens, EOS included, and
+    /// ``accept_string`` calls). Raises ``ValueError`` past the start.
+    #[pyo3(signature = (num_steps=1))]
+    fn rollback(&mut self, num_steps: usize) -> PyResult<()> {
+        self.inner.rollback(num_steps).map_err(matcher_error)
+    }
+
+    /// Back to the start of the output.
+    fn reset(&mut self) {
+        self.inner.reset();
+    }
+
+    /// Whether EOS was accepted.
+    fn is_terminated(&self) -> bool {
+        self.inner.is_terminated()
+    }
+
+    /// Whether the output so far is a complete sentence (EOS allowed now).
+    fn can_terminate(&self) -> bool {
+        self.inner.can_terminate()
+    }
+
+    /// An independent copy of this matcher, at the same point of the output.
+    fn fork(&self) -> Matcher {
+        Matcher {
+            inner: self.inner.clone(),
+        }
+    }
+
+    /// How many leading tokens of ``token_ids`` would be accepted one after another,
+    /// without changing the matcher (for speculative decoding).
+    fn validate_tokens(&mut self, token_ids: Vec<i64>) -> PyResult<usize> {
+        let n_vocab = self.inner.compiled().vocabulary().n_vocab();
+        let ids = token_ids
+            .into_iter()
+            .map(|id| checked_id(id, n_vocab))
+            .collect::<PyResult<Vec<u32>>>()?;
+        self.inner.validate_tokens(&ids).map_err(matcher_error)
+    }
+
+    /// The longest string every continuation of the output starts with (for jump-forward
+    /// decoding; at most 4,096 bytes, cut to whole UTF-8 characters): empty when the output
+    /// may end here or more than one byte may follow.
+    fn find_jump_forward_string(&mut self) -> PyResult<String> {
+        let bytes = self
+            .inner
+            .forced_bytes(JUMP_FORWARD_LIMIT)
+            .map_err(matcher_error)?;
+        let valid = match std::str::from_utf8(&bytes) {
+            Ok(text) => text,
+            Err(e) => std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default(),
+        };
+        Ok(valid.to_owned())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "sieve.Matcher(output_bytes={}, steps={}, terminated={})",
+            self.inner.output_len(),
+            self.inner.steps(),
+            self.inner.is_terminated()
+        )
+    }
+}
