@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use sieve_ir::{reference::Recognizer, Grammar};
-use sieve_normalize::{check_stage, normalize, normalize_traced, Config, NormalizeError, PASSES};
+use sieve_normalize::{
+    check_stage, normalize, normalize_traced, Config, NormalizeError, Pass, PASSES,
+};
 
 fn gbnf(text: &str) -> Grammar {
     sieve_gbnf::compile(text, &sieve_gbnf::Options::default())
@@ -15,7 +17,19 @@ fn run_pass(name: &str, grammar: &Grammar) -> Grammar {
     let pass = PASSES.iter().find(|p| p.name == name).expect("known pass");
     let out = (pass.run)(grammar.clone(), &Config::default()).expect("pass succeeds");
     check_stage(&out, pass.establishes).expect("stage holds");
+    assert_no_undeclared_growth(pass, grammar, &out);
     out
+}
+
+/// A pass that says it cannot grow the grammar (so `normalize` skips its size check) did not.
+fn assert_no_undeclared_growth(pass: &Pass, before: &Grammar, after: &Grammar) {
+    assert!(
+        pass.may_grow || after.size() <= before.size(),
+        "pass `{}` grew the grammar from {} to {} nodes but does not declare `may_grow`",
+        pass.name,
+        before.size(),
+        after.size()
+    );
 }
 
 /// Runs the passes up to and including `last` and returns the dump.
@@ -23,8 +37,10 @@ fn dump_through(text: &str, last: &str, config: &Config) -> String {
     let mut out = None;
     let mut grammar = gbnf(text);
     for pass in PASSES {
+        let before = grammar.clone();
         grammar = (pass.run)(grammar, config).expect("pass succeeds");
         check_stage(&grammar, pass.establishes).expect("stage holds");
+        assert_no_undeclared_growth(pass, &before, &grammar);
         if pass.name == last {
             out = Some(grammar.to_string());
             break;
