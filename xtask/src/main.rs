@@ -12,7 +12,11 @@
 //!   JSON-Schema-Test-Suite, SchemaStore and JSONSchemaBench, per-suite tables, and a ratchet
 //!   against `xtask/expected/schema-suites.tsv` (see `schema_suites`); `--suite=NAME` runs
 //!   one suite.
+//! - `cargo xtask budget [SHARED_DIR] [--schemas=N] [--seeds=K]` — the evidence for token
+//!   budgets: seeded walks with and without the guarantee over `grammars/` and JSONSchemaBench,
+//!   the bound's tightness against exhaustive search, mask times (see `budget`).
 
+mod budget;
 mod corpus;
 mod schema_suites;
 mod tidy;
@@ -45,8 +49,30 @@ fn main() -> ExitCode {
             let expected = workspace_root().join("xtask/expected/schema-suites.tsv");
             schema_suites::run(&shared, &expected, update, only.as_deref())
         }
+        Some("budget") => {
+            let number = |name: &str, default: u64| {
+                args.iter()
+                    .find_map(|a| a.strip_prefix(name))
+                    .map_or(Ok(default), |n| {
+                        n.parse().map_err(|_| format!("{name}{n} is not a number"))
+                    })
+            };
+            let shared = args[1..]
+                .iter()
+                .find(|a| !a.starts_with("--"))
+                .map(PathBuf::from)
+                .unwrap_or_else(|| workspace_root().join("../shared"));
+            number("--schemas=", 200).and_then(|schemas| {
+                let settings = budget::Settings {
+                    shared,
+                    schemas: schemas as usize,
+                    seeds: number("--seeds=", 2)?,
+                };
+                budget::run(&workspace_root(), &settings)
+            })
+        }
         _ => Err(
-            "usage: cargo xtask (tidy | corpus [SHARED_DIR] | schema-suites [SHARED_DIR] [--update] [--suite=NAME])"
+            "usage: cargo xtask (tidy | corpus [SHARED_DIR] | schema-suites [SHARED_DIR] [--update] [--suite=NAME] | budget [SHARED_DIR] [--schemas=N] [--seeds=K])"
                 .to_owned(),
         ),
     };

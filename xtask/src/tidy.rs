@@ -70,6 +70,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
             "sieve-gbnf",
             "sieve-jsonschema",
             "sieve-matcher",
+            "sieve-regex",
             "sieve-vocab",
         ],
     ),
