@@ -48,12 +48,16 @@ fn accepted(result: Result<(), MatcherError>) -> PyResult<bool> {
     }
 }
 
+/// `id` if it is below `n_vocab`.
 fn checked_id(id: i64, n_vocab: usize) -> PyResult<u32> {
-    u32::try_from(id).map_err(|_| {
-        PyValueError::new_err(format!(
-            "unknown token id {id}: the vocabulary has {n_vocab} ids"
-        ))
-    })
+    u32::try_from(id)
+        .ok()
+        .filter(|&id| (id as usize) < n_vocab)
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown token id {id}: the vocabulary has {n_vocab} ids"
+            ))
+        })
 }
 
 #[pymethods]

@@ -22,8 +22,9 @@ pub struct Tokenizer {
     pub(crate) inner: Arc<sieve_matcher::Tokenizer>,
 }
 
-fn load_error(source: &str, error: sieve_vocab::Error) -> PyErr {
-    PyValueError::new_err(format!("{source}: {error}"))
+/// A loader's error, which names the file (when there is one) and the place in it.
+fn load_error(error: sieve_vocab::Error) -> PyErr {
+    PyValueError::new_err(error.to_string())
 }
 
 impl Tokenizer {
@@ -68,7 +69,6 @@ impl Tokenizer {
         stop_token_ids: Option<Vec<u32>>,
     ) -> PyResult<Tokenizer> {
         let (n_vocab, eos) = (vocab_size, stop_token_ids);
-        let shown = path.display().to_string();
         let vocab = py.detach(|| match path.extension().and_then(|e| e.to_str()) {
             Some("json") => {
                 let mut options = sieve_vocab::hf::Options::new();
@@ -97,10 +97,7 @@ impl Tokenizer {
                 sieve_vocab::plain::load(&path, &options)
             }
         });
-        Ok(Tokenizer::build(
-            py,
-            vocab.map_err(|e| load_error(&shown, e))?,
-        ))
+        Ok(Tokenizer::build(py, vocab.map_err(load_error)?))
     }
 
     /// A transformers tokenizer (a "fast" one: its ``backend_tokenizer`` gives the
@@ -142,7 +139,9 @@ impl Tokenizer {
         let vocab = py.detach(|| sieve_vocab::hf::parse(json.as_bytes(), &options));
         Ok(Tokenizer::build(
             py,
-            vocab.map_err(|e| load_error("<huggingface tokenizer>", e))?,
+            vocab.map_err(|e| {
+                PyValueError::new_err(format!("the tokenizer's tokenizer.json: {e}"))
+            })?,
         ))
     }
 
