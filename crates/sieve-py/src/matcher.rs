@@ -2,7 +2,7 @@
 //!
 //! Calls map one to one onto `sieve_matcher::Matcher`. A refusal that generation meets in
 //! normal use (a token or string the grammar does not allow, input after EOS) returns
-//! `False`; a caller's mistake (an id outside the vocabulary, a bitmask too small, a rollback
+//! `False` (over the token budget included); a caller's mistake (an id outside the vocabulary, a bitmask too small, a rollback
 //! past the start) raises `ValueError`; a recogniser limit raises `LimitError`. Either way
 //! the matcher is unchanged.
 
@@ -42,6 +42,7 @@ fn accepted(result: Result<(), MatcherError>) -> PyResult<bool> {
             MatcherError::TokenNotAllowed { .. }
             | MatcherError::SpecialNotAllowed { .. }
             | MatcherError::BytesRejected { .. }
+            | MatcherError::OverBudget { .. }
             | MatcherError::Terminated,
         ) => Ok(false),
         Err(other) => Err(matcher_error(other)),
@@ -63,11 +64,28 @@ fn checked_id(id: i64, n_vocab: usize) -> PyResult<u32> {
 #[pymethods]
 impl Matcher {
     /// A matcher at the start of the output of ``compiled``.
+    ///
+    /// With ``max_tokens``, the output is complete within that many tokens, EOS included: a
+    /// token is allowed only if a complete output still fits after it, so a sampler that
+    /// follows the masks ends with EOS in time. Raises ``ValueError`` when no complete output
+    /// is guaranteed to fit in ``max_tokens``.
     #[new]
-    fn new(compiled: &CompiledGrammar) -> Matcher {
-        Matcher {
-            inner: sieve_matcher::Matcher::new(compiled.inner.clone()),
-        }
+    #[pyo3(signature = (compiled, max_tokens=None))]
+    fn new(compiled: &CompiledGrammar, max_tokens: Option<u32>) -> PyResult<Matcher> {
+        let shared = compiled.inner.clone();
+        let inner = match max_tokens {
+            None => sieve_matcher::Matcher::new(shared),
+            Some(max_tokens) => {
+                sieve_matcher::Matcher::with_budget(shared, max_tokens).map_err(matcher_error)?
+            }
+        };
+        Ok(Matcher { inner })
+    }
+
+    /// The tokens left of ``max_tokens`` (EOS included), or ``None`` without a budget.
+    #[getter]
+    fn remaining_tokens(&self) -> Option<u32> {
+        self.inner.remaining_tokens()
     }
 
     /// Fills row ``index`` of ``bitmask`` (an int32 array of shape ``(words,)`` or

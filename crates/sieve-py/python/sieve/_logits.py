@@ -17,17 +17,23 @@ class LogitsProcessor:
     row's last token, then fills the batch's masks across threads and applies them. A row
     whose matcher accepted EOS is left unmasked (transformers pads it from then on).
 
+    With ``max_tokens`` (at most ``generate()``'s ``max_new_tokens``), every row ends with
+    EOS on a complete output within that many new tokens (see ``Matcher``).
+
     A new ``generate()`` call (an input not one token longer than the last) starts new
     matchers. Beam search reorders rows between steps and is not supported (use greedy
     search or sampling).
     """
 
-    def __init__(self, compiled: CompiledGrammar) -> None:
+    def __init__(self, compiled: CompiledGrammar, max_tokens: Optional[int] = None) -> None:
         if not isinstance(compiled, CompiledGrammar):
             raise TypeError(
                 f"LogitsProcessor takes a sieve.CompiledGrammar, not {type(compiled).__name__}"
             )
         self.compiled = compiled
+        self.max_tokens = max_tokens
+        # Fails now, not inside generate(), when the budget cannot fit a complete output.
+        Matcher(compiled, max_tokens)
         self.matchers: List[Matcher] = []
         self._bitmask: Optional[Any] = None
         self._length = -1
@@ -35,7 +41,7 @@ class LogitsProcessor:
     def __call__(self, input_ids: Any, scores: Any) -> Any:
         batch, length = int(input_ids.shape[0]), int(input_ids.shape[1])
         if length != self._length + 1 or batch != len(self.matchers):
-            self.matchers = [Matcher(self.compiled) for _ in range(batch)]
+            self.matchers = [Matcher(self.compiled, self.max_tokens) for _ in range(batch)]
             self._bitmask = allocate_token_bitmask(batch, self.compiled.vocab_size)
         else:
             for row, (matcher, token) in enumerate(

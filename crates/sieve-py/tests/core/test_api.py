@@ -274,3 +274,40 @@ def test_generated_json_validates(tok):
             assert matcher.accept_token(token)
             out += tok.token_bytes(token)
         jsonschema.validate(json.loads(out), PERSON)
+
+
+def test_a_token_budget_ends_every_walk_in_time(tok):
+    """With max_tokens, uniform sampling among allowed tokens of an unbounded schema always
+    ends with EOS on valid JSON within the budget."""
+    import random
+
+    schema = {
+        "type": "object",
+        "properties": {"note": {"type": "string"}, "xs": {"type": "array"}},
+        "required": ["note", "xs"],
+    }
+    compiled = sieve.compile_json_schema(tok, schema)
+    bitmask = sieve.allocate_token_bitmask(1, tok.vocab_size)
+    for seed in range(10):
+        rng = random.Random(seed)
+        matcher, out, used = sieve.Matcher(compiled, max_tokens=30), b"", 0
+        assert matcher.remaining_tokens == 30
+        while not matcher.is_terminated():
+            matcher.fill_next_token_bitmask(bitmask)
+            token = rng.choice(allowed(tok, bitmask))
+            assert matcher.accept_token(token)
+            used += 1
+            out += tok.token_bytes(token)
+        assert used <= 30 and matcher.remaining_tokens == 30 - used
+        jsonschema.validate(json.loads(out), schema)
+    assert sieve.Matcher(compiled).remaining_tokens is None
+    with pytest.raises(ValueError, match="budget of 3 tokens"):
+        sieve.Matcher(compiled, max_tokens=3)
+    with pytest.raises(ValueError, match="budget of 3 tokens"):
+        sieve.LogitsProcessor(compiled, max_tokens=3)
+    tight = sieve.Matcher(sieve.compile_regex(tok, "a+"), max_tokens=2)
+    assert tight.accept_string("aaa")
+    assert tight.accept_token(encode(tok, b"a")[0])
+    # One token left: only EOS fits.
+    assert not tight.accept_token(encode(tok, b"a")[0])
+    assert tight.accept_token(0)

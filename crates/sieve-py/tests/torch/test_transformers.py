@@ -106,3 +106,23 @@ def test_the_processor_restarts_for_a_new_generate_call(hf_tokenizer, model):
         )
         row = output[0, inputs["input_ids"].shape[1]:].tolist()
         assert hf_tokenizer.decode(row[: row.index(0)]) in ("yes!", "no!")
+
+
+def test_generate_under_an_unbounded_schema_with_a_token_budget(hf_tokenizer, model):
+    """Free strings and arrays: only the budget makes every row end with EOS in time."""
+    schema = {
+        "type": "object",
+        "properties": {"note": {"type": "string"}, "xs": {"type": "array"}},
+        "required": ["note", "xs"],
+    }
+    tok = sieve.Tokenizer.from_huggingface(hf_tokenizer, vocab_size=MODEL_VOCAB)
+    processor = sieve.LogitsProcessor(sieve.compile_json_schema(tok, schema), max_tokens=40)
+    inputs = hf_tokenizer(["He said", "Yes", "The", "0123"], return_tensors="pt", padding=True)
+    torch.manual_seed(2)
+    output = model.generate(
+        **inputs, logits_processor=[processor], max_new_tokens=40, do_sample=True,
+        pad_token_id=1,
+    )
+    for row in output[:, inputs["input_ids"].shape[1]:].tolist():
+        assert 0 in row, f"no EOS within the budget: {row}"
+        jsonschema.validate(json.loads(hf_tokenizer.decode(row[: row.index(0)])), schema)
