@@ -12,6 +12,16 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     ("sieve-gbnf", &["sieve-ir", "sieve-diagnostics"]),
     ("sieve-regex", &["sieve-ir", "sieve-diagnostics"]),
     ("sieve-jsonschema", &["sieve-ir", "sieve-regex"]),
+    (
+        "sieve-structural",
+        &[
+            "sieve-ir",
+            "sieve-diagnostics",
+            "sieve-gbnf",
+            "sieve-regex",
+            "sieve-jsonschema",
+        ],
+    ),
     ("sieve-normalize", &["sieve-ir"]),
     ("sieve-fsm", &["sieve-ir", "sieve-normalize"]),
     ("sieve-vocab", &[]),

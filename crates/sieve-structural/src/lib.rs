@@ -1,0 +1,128 @@
+//! sieve's structural-tag front-end: XGrammar's structural-tag JSON (the format of xgrammar
+//! 0.2.8: `{"type": "structural_tag", "format": {…}}`) becomes a [`Grammar`] with the same
+//! language, or an [`Error`] naming the JSON pointer of what sieve cannot compile.
+//!
+//! # Formats
+//!
+//! Compiled: `const_string`, `json_schema` (style `json`, with `max_whitespace_cnt`), `grammar`
+//! (XGrammar EBNF through `sieve-gbnf`), `regex` (through `sieve-regex`), `sequence`, `or`,
+//! `optional`, `star`, `plus`, `repeat`, `tag` (one end or several), `any_text` (`excludes`,
+//! `max_chars`), `triggered_tags` (`triggers`, `tags`, `at_least_one`, `stop_after_first`,
+//! `excludes`), `tags_with_separator` and `dispatch` (`rules`, `loop`, `excludes`).
+//!
+//! Refused with [`ErrorKind::Unsupported`] at the format's pointer: the token formats (`token`,
+//! `exclude_token`, `any_tokens`, `token_triggered_tags`, `token_dispatch`, and tokens as a
+//! tag's begin or end), which need special-token terminals; the XML styles of `json_schema`
+//! and `qwen_xml_parameter`; `json_schema`'s `any_order` and `excludes`; `any_text`'s
+//! `max_tokens`.
+//!
+//! # Free text
+//!
+//! `any_text`, `triggered_tags` and `dispatch` contain free text, compiled by the `dispatch`
+//! module into right-linear rules from an Aho–Corasick automaton over the triggers and the
+//! excluded strings (never `.*` with look-ahead), so the language stays regular there and
+//! masks stay exact. Free text is valid UTF-8 (XGrammar lets it hold any bytes: a deliberate
+//! difference, see `docs/structural-tags.md`).
+//!
+//! # JSON
+//!
+//! `json_schema` contents are compiled by `sieve-jsonschema` with flexible whitespace
+//! (XGrammar's `any_whitespace`) bounded by `max_whitespace_cnt`, or by
+//! [`Options::json_max_whitespace`] when the document gives none (XGrammar: unbounded), and in
+//! XGrammar's strict mode (objects and arrays closed unless the schema opens them; module
+//! `strict`).
+//!
+//! # Modules
+//!
+//! - `model`: the typed document (formats with their pointers); strict reading.
+//! - `lower`: formats to rules, XGrammar's semantics for each type.
+//! - `dispatch`: free text as an automaton, emitted as rules.
+//! - `strict`: XGrammar's strict-mode defaults as a schema rewrite.
+//! - `error`: [`Error`] and [`ErrorKind`].
+
+mod dispatch;
+mod error;
+mod lower;
+mod model;
+mod strict;
+
+pub use error::{Error, ErrorKind};
+
+use sieve_ir::Grammar;
+
+/// Bounds on the work and size of one compilation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The deepest nesting of formats. Default: 64.
+    pub max_depth: usize,
+    /// The most formats in one document. Default: 100,000.
+    pub max_formats: usize,
+    /// The most grammar rules the structural tag itself adds (embedded grammars and schemas
+    /// count too). Default: 1,000,000.
+    pub max_rules: usize,
+    /// The most states of one free-text automaton (Aho–Corasick × UTF-8 × character count).
+    /// Default: 100,000.
+    pub max_free_text_states: usize,
+    /// The largest bound of a `repeat`. Default: 10,000.
+    pub max_repeat: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_depth: 64,
+            max_formats: 100_000,
+            max_rules: 1_000_000,
+            max_free_text_states: 100_000,
+            max_repeat: 10_000,
+        }
+    }
+}
+
+/// How to compile a structural tag.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// The base options of embedded JSON Schemas; whitespace is always flexible and
+    /// `max_whitespace` is set per schema.
+    pub json: sieve_jsonschema::Options,
+    /// The most whitespace characters per JSON gap when a `json_schema` gives no
+    /// `max_whitespace_cnt` (XGrammar then allows any number; sieve keeps a bound so a model
+    /// cannot loop on whitespace). Default: 16.
+    pub json_max_whitespace: u32,
+    /// Work and size limits.
+    pub limits: Limits,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            json: sieve_jsonschema::Options::default(),
+            json_max_whitespace: 16,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Compiles a structural-tag document to a grammar whose root rule is `root`.
+///
+/// # Errors
+///
+/// An [`Error`] with the JSON pointer of the offending value; see the crate docs for what is
+/// refused.
+pub fn compile(document: &serde_json::Value, options: &Options) -> Result<Grammar, Error> {
+    let format = model::read_document(document, &options.limits)?;
+    lower::Lowerer::new(options).finish(&format)
+}
+
+/// [`compile`] from JSON text; text that is not JSON is an [`ErrorKind::Invalid`] error at the
+/// root whose message gives the line and column.
+pub fn compile_str(text: &str, options: &Options) -> Result<Grammar, Error> {
+    let document: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        Error::new(
+            ErrorKind::Invalid,
+            "",
+            format!("not JSON (line {}, column {}): {e}", e.line(), e.column()),
+        )
+    })?;
+    compile(&document, options)
+}

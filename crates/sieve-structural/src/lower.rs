@@ -1,0 +1,468 @@
+//! Lowering the typed model to the IR, one rule per format (named after its type), as
+//! XGrammar's converter does, so the language of each format is XGrammar's:
+//!
+//! - `tag`: `begin content end` (several ends: a choice).
+//! - `any_text` and `triggered_tags` exclude, besides their own `excludes`, the end strings of
+//!   the nearest enclosing `tag` (XGrammar's analyser does the same), so free text inside a tag
+//!   cannot run past the tag's end.
+//! - `triggered_tags`: each tag belongs to the one trigger that is a prefix of its begin; the
+//!   free text dispatches on the trigger to the rest of the begin, the content and the end.
+//!   With `at_least_one` the output starts with a tag (no free text before the first one);
+//!   with `stop_after_first` too, it is exactly one tag.
+//! - Embedded grammars, regexes and JSON Schemas are compiled by their own front-ends and
+//!   their rules copied in under fresh names.
+//!
+//! Equal formats (same canonical JSON, same enclosing end strings) are compiled once.
+
+use foldhash::HashMap;
+use sieve_ir::{Expr, Grammar, GrammarBuilder, RuleId};
+
+use crate::dispatch::{self, FreeText};
+use crate::error::{join, Error, ErrorKind};
+use crate::model::{Format, JsonSchema, Kind, Tag};
+use crate::{strict, Options};
+
+/// The lowering state: the grammar being built and the compiled formats.
+pub(crate) struct Lowerer<'a> {
+    builder: GrammarBuilder,
+    options: &'a Options,
+    cache: HashMap<String, RuleId>,
+    /// The end strings of the enclosing tags, innermost last.
+    ends: Vec<Vec<String>>,
+}
+
+impl<'a> Lowerer<'a> {
+    pub(crate) fn new(options: &'a Options) -> Lowerer<'a> {
+        Lowerer {
+            builder: GrammarBuilder::new(),
+            options,
+            cache: HashMap::default(),
+            ends: Vec::new(),
+        }
+    }
+
+    /// Lowers the document's format and finishes the grammar with a `root` rule.
+    pub(crate) fn finish(mut self, format: &Format) -> Result<Grammar, Error> {
+        let root = self.fresh("root", "")?;
+        let body = self.format(format)?;
+        self.builder.define(root, Expr::rule(body));
+        self.builder
+            .build(root)
+            .map_err(|e| Error::new(ErrorKind::Limit, "", format!("building the grammar: {e}")))
+    }
+
+    fn fresh(&mut self, base: &str, pointer: &str) -> Result<RuleId, Error> {
+        if self.builder.len() >= self.options.limits.max_rules {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                pointer,
+                format!(
+                    "more than {} grammar rules (Limits::max_rules)",
+                    self.options.limits.max_rules
+                ),
+            ));
+        }
+        self.builder
+            .fresh(base)
+            .map_err(|e| Error::new(ErrorKind::Limit, pointer, e.to_string()))
+    }
+
+    /// A rule named after `base` with this body.
+    fn rule(&mut self, base: &str, body: Expr, pointer: &str) -> Result<RuleId, Error> {
+        let id = self.fresh(base, pointer)?;
+        self.builder.define(id, body);
+        Ok(id)
+    }
+
+    /// The end strings free text must avoid here: the nearest enclosing tag's, non-empty.
+    fn enclosing_ends(&self) -> Vec<String> {
+        self.ends
+            .last()
+            .map(|ends| ends.iter().filter(|e| !e.is_empty()).cloned().collect())
+            .unwrap_or_default()
+    }
+
+    fn format(&mut self, format: &Format) -> Result<RuleId, Error> {
+        let key = format!("{}\u{0}{:?}", format.key, self.ends.last());
+        if let Some(&id) = self.cache.get(&key) {
+            return Ok(id);
+        }
+        let id = self.format_uncached(format)?;
+        self.cache.insert(key, id);
+        Ok(id)
+    }
+
+    fn format_uncached(&mut self, format: &Format) -> Result<RuleId, Error> {
+        let p = format.pointer.as_str();
+        match &format.kind {
+            Kind::ConstString(s) => self.rule("const_string", Expr::bytes(s.as_bytes()), p),
+            Kind::JsonSchema(schema) => self.json_schema(schema, p),
+            Kind::Grammar(text) => {
+                let options = sieve_gbnf::Options::default();
+                let grammar = sieve_gbnf::compile(text, &options).map_err(|errors| {
+                    let source = sieve_diagnostics::SourceFile::new("grammar", text);
+                    let messages: Vec<String> = errors
+                        .as_slice()
+                        .iter()
+                        .map(|e| source.render_error(e))
+                        .collect();
+                    Error::new(ErrorKind::Embedded, &join(p, "grammar"), messages.concat())
+                })?;
+                self.import(&grammar, "grammar", p)
+            }
+            Kind::Regex(pattern) => {
+                let grammar = sieve_regex::compile(pattern, &sieve_regex::Options::default())
+                    .map_err(|e| {
+                        let source = sieve_diagnostics::SourceFile::new("pattern", pattern);
+                        Error::new(
+                            ErrorKind::Embedded,
+                            &join(p, "pattern"),
+                            source.render_error(&e),
+                        )
+                    })?;
+                self.import(&grammar, "regex", p)
+            }
+            Kind::Sequence(elements) => {
+                let mut items = Vec::with_capacity(elements.len());
+                for element in elements {
+                    items.push(Expr::rule(self.format(element)?));
+                }
+                self.rule("sequence", Expr::seq(items), p)
+            }
+            Kind::Or(elements) => {
+                let mut items = Vec::with_capacity(elements.len());
+                for element in elements {
+                    items.push(Expr::rule(self.format(element)?));
+                }
+                let body = Expr::choice(items).expect("at least one element");
+                self.rule("or", body, p)
+            }
+            Kind::Tag(tag) => {
+                let body = self.tag(tag, tag.begin.as_bytes())?;
+                self.rule("tag", body, p)
+            }
+            Kind::AnyText {
+                excludes,
+                max_chars,
+            } => {
+                let mut all = excludes.clone();
+                all.extend(self.enclosing_ends());
+                check_strings(&all, &join(p, "excludes"), "an excluded string")?;
+                if all.is_empty() {
+                    let body = match max_chars {
+                        None => Expr::star(dispatch::utf8_char()),
+                        Some(max) => Expr::repeat(dispatch::utf8_char(), 0, Some(*max))
+                            .map_err(|e| Error::new(ErrorKind::Invalid, p, e.to_string()))?,
+                    };
+                    return self.rule("any_text", body, p);
+                }
+                let text = FreeText {
+                    triggers: &[],
+                    excludes: &all,
+                    looping: true,
+                    max_chars: *max_chars,
+                };
+                dispatch::build(
+                    &mut self.builder,
+                    "any_text",
+                    &text,
+                    self.options.limits.max_free_text_states,
+                    p,
+                )
+            }
+            Kind::TriggeredTags {
+                triggers,
+                tags,
+                at_least_one,
+                stop_after_first,
+                excludes,
+            } => self.triggered_tags(
+                p,
+                triggers,
+                tags,
+                *at_least_one,
+                *stop_after_first,
+                excludes,
+            ),
+            Kind::TagsWithSeparator {
+                tags,
+                separator,
+                at_least_one,
+                stop_after_first,
+            } => {
+                let mut alternatives = Vec::with_capacity(tags.len());
+                for tag in tags {
+                    let body = self.tag(tag, tag.begin.as_bytes())?;
+                    alternatives.push(Expr::rule(self.rule("tag", body, &tag.pointer)?));
+                }
+                let Some(any_tag) = Expr::choice(alternatives) else {
+                    // No tags: only the empty output.
+                    return self.rule("tags_with_separator", Expr::empty(), p);
+                };
+                let any_tag = Expr::rule(self.rule("tags_with_separator_tags", any_tag, p)?);
+                let body = if *stop_after_first {
+                    any_tag
+                } else {
+                    let more = Expr::star(Expr::seq([
+                        Expr::bytes(separator.as_bytes()),
+                        any_tag.clone(),
+                    ]));
+                    Expr::seq([any_tag, more])
+                };
+                let body = if *at_least_one {
+                    body
+                } else {
+                    Expr::optional(body)
+                };
+                self.rule("tags_with_separator", body, p)
+            }
+            Kind::Repeat { content, min, max } => {
+                let content = self.format(content)?;
+                let body = Expr::repeat(Expr::rule(content), *min, *max)
+                    .map_err(|e| Error::new(ErrorKind::Invalid, p, e.to_string()))?;
+                self.rule("repeat", body, p)
+            }
+            Kind::Dispatch {
+                rules,
+                looping,
+                excludes,
+            } => {
+                check_strings(excludes, &join(p, "excludes"), "an excluded string")?;
+                let mut triggers: Vec<(String, Option<RuleId>)> = Vec::with_capacity(rules.len());
+                for (i, (pattern, format)) in rules.iter().enumerate() {
+                    let at = join(&join(&join(p, "rules"), i), 0);
+                    if pattern.is_empty() {
+                        return Err(Error::new(
+                            ErrorKind::Invalid,
+                            &at,
+                            "a dispatch pattern must not be empty",
+                        ));
+                    }
+                    if triggers.iter().any(|(t, _)| t == pattern) {
+                        return Err(Error::new(
+                            ErrorKind::Invalid,
+                            &at,
+                            format!("the pattern {pattern:?} appears twice"),
+                        ));
+                    }
+                    let rule = self.format(format)?;
+                    triggers.push((pattern.clone(), Some(rule)));
+                }
+                let text = FreeText {
+                    triggers: &triggers,
+                    excludes,
+                    looping: *looping,
+                    max_chars: None,
+                };
+                dispatch::build(
+                    &mut self.builder,
+                    "dispatch",
+                    &text,
+                    self.options.limits.max_free_text_states,
+                    p,
+                )
+            }
+        }
+    }
+
+    /// `begin content end` with the begin given (the whole begin, or its part after the
+    /// trigger).
+    fn tag(&mut self, tag: &Tag, begin: &[u8]) -> Result<Expr, Error> {
+        if is_unlimited(&tag.content)
+            && !is_excluding(&tag.content)
+            && tag.ends.iter().all(String::is_empty)
+        {
+            return Err(Error::new(
+                ErrorKind::Invalid,
+                &join(&tag.pointer, "end"),
+                "the content is unlimited, so at least one end string must be non-empty",
+            ));
+        }
+        self.ends.push(tag.ends.clone());
+        let content = self.format(&tag.content);
+        self.ends.pop();
+        let content = content?;
+        let end = Expr::choice(tag.ends.iter().map(|e| Expr::bytes(e.as_bytes())))
+            .expect("at least one end");
+        Ok(Expr::seq([Expr::bytes(begin), Expr::rule(content), end]))
+    }
+
+    fn triggered_tags(
+        &mut self,
+        p: &str,
+        triggers: &[String],
+        tags: &[Tag],
+        at_least_one: bool,
+        stop_after_first: bool,
+        excludes: &[String],
+    ) -> Result<RuleId, Error> {
+        check_strings(triggers, &join(p, "triggers"), "a trigger")?;
+        let mut groups: Vec<Vec<Expr>> = vec![Vec::new(); triggers.len()];
+        let mut whole: Vec<Expr> = Vec::with_capacity(tags.len());
+        for tag in tags {
+            let mut matched = triggers
+                .iter()
+                .enumerate()
+                .filter(|(_, t)| tag.begin.starts_with(t.as_str()));
+            let Some((i, trigger)) = matched.next() else {
+                return Err(Error::new(
+                    ErrorKind::Invalid,
+                    &join(&tag.pointer, "begin"),
+                    format!("the begin {:?} starts with no trigger", tag.begin),
+                ));
+            };
+            if let Some((_, other)) = matched.next() {
+                return Err(Error::new(
+                    ErrorKind::Invalid,
+                    &join(&tag.pointer, "begin"),
+                    format!(
+                        "the begin {:?} starts with two triggers, {trigger:?} and {other:?}",
+                        tag.begin
+                    ),
+                ));
+            }
+            groups[i].push(self.tag(tag, &tag.begin.as_bytes()[trigger.len()..])?);
+            whole.push(self.tag(tag, tag.begin.as_bytes())?);
+        }
+        let first = Expr::choice(whole);
+        if at_least_one && stop_after_first {
+            let Some(first) = first else {
+                return Err(Error::new(
+                    ErrorKind::Invalid,
+                    &join(p, "tags"),
+                    "`at_least_one` needs at least one tag",
+                ));
+            };
+            return self.rule("triggered_tags", first, p);
+        }
+        let mut dispatch_triggers = Vec::with_capacity(triggers.len());
+        for (trigger, group) in triggers.iter().zip(groups) {
+            let rule = match Expr::choice(group) {
+                Some(body) => Some(self.rule("triggered_tags_group", body, p)?),
+                None => None,
+            };
+            dispatch_triggers.push((trigger.clone(), rule));
+        }
+        let mut all_excludes = excludes.to_vec();
+        all_excludes.extend(self.enclosing_ends());
+        check_strings(&all_excludes, &join(p, "excludes"), "an excluded string")?;
+        let text = FreeText {
+            triggers: &dispatch_triggers,
+            excludes: &all_excludes,
+            looping: !stop_after_first,
+            max_chars: None,
+        };
+        let free = dispatch::build(
+            &mut self.builder,
+            "triggered_tags_text",
+            &text,
+            self.options.limits.max_free_text_states,
+            p,
+        )?;
+        if !at_least_one {
+            return Ok(free);
+        }
+        let Some(first) = first else {
+            return Err(Error::new(
+                ErrorKind::Invalid,
+                &join(p, "tags"),
+                "`at_least_one` needs at least one tag",
+            ));
+        };
+        let first = self.rule("triggered_tags_first", first, p)?;
+        self.rule(
+            "triggered_tags",
+            Expr::seq([Expr::rule(first), Expr::rule(free)]),
+            p,
+        )
+    }
+
+    fn json_schema(&mut self, schema: &JsonSchema, p: &str) -> Result<RuleId, Error> {
+        if schema.any_order {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                &join(p, "any_order"),
+                "XGrammar's any_order (properties in any order, repeats allowed, required ones may be missing) is not supported",
+            ));
+        }
+        if !schema.excludes.is_empty() {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                &join(p, "excludes"),
+                "excluded substrings in JSON strings are not supported yet",
+            ));
+        }
+        let mut options = self.options.json.clone();
+        options.whitespace = sieve_jsonschema::Whitespace::Flexible;
+        options.max_whitespace = schema
+            .max_whitespace
+            .unwrap_or(self.options.json_max_whitespace);
+        let document = strict::strict(&schema.schema);
+        let compiled = sieve_jsonschema::compile(&document, &options).map_err(|e| {
+            Error::new(
+                ErrorKind::Embedded,
+                &format!("{}{}", join(p, "json_schema"), e.pointer),
+                format!("`{}`: {}", e.keyword, e.message),
+            )
+        })?;
+        self.import(&compiled.grammar, "json", p)
+    }
+
+    /// Copies `grammar`'s rules in under fresh names derived from `base`; returns the copy of
+    /// its root.
+    fn import(&mut self, grammar: &Grammar, base: &str, pointer: &str) -> Result<RuleId, Error> {
+        let mut ids = Vec::with_capacity(grammar.rules().len());
+        for rule in grammar.rules() {
+            ids.push(self.fresh(&format!("{base}_{}", rule.name()), pointer)?);
+        }
+        for (rule, &id) in grammar.rules().iter().zip(&ids) {
+            let mut body = rule.body().clone();
+            body.rename_refs(&mut |r| ids[r.index()]);
+            self.builder.define(id, body);
+        }
+        Ok(ids[grammar.root().index()])
+    }
+}
+
+/// Whether the format matches unboundedly long text (XGrammar's `IsUnlimited`).
+fn is_unlimited(format: &Format) -> bool {
+    match &format.kind {
+        Kind::AnyText { .. }
+        | Kind::TriggeredTags { .. }
+        | Kind::Dispatch { .. }
+        | Kind::TagsWithSeparator { .. } => true,
+        Kind::Sequence(items) | Kind::Or(items) => {
+            items.iter().any(|f| is_unlimited(f) && !is_excluding(f))
+        }
+        Kind::Repeat { content, max, .. } => {
+            max.is_none() || (*max != Some(0) && is_unlimited(content))
+        }
+        Kind::ConstString(_)
+        | Kind::JsonSchema(_)
+        | Kind::Grammar(_)
+        | Kind::Regex(_)
+        | Kind::Tag(_) => false,
+    }
+}
+
+/// Whether the format's free text has its own excluded strings (XGrammar's `IsExcluded`).
+fn is_excluding(format: &Format) -> bool {
+    match &format.kind {
+        Kind::AnyText { excludes, .. }
+        | Kind::TriggeredTags { excludes, .. }
+        | Kind::Dispatch { excludes, .. } => !excludes.is_empty(),
+        _ => false,
+    }
+}
+
+/// Triggers and excluded strings must be non-empty (an empty one would match everywhere).
+fn check_strings(strings: &[String], pointer: &str, what: &str) -> Result<(), Error> {
+    match strings.iter().position(String::is_empty) {
+        Some(i) => Err(Error::new(
+            ErrorKind::Invalid,
+            &join(pointer, i),
+            format!("{what} must not be empty"),
+        )),
+        None => Ok(()),
+    }
+}

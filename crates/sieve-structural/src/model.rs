@@ -1,0 +1,657 @@
+//! The typed model of a structural-tag document: JSON values are read once, here, into
+//! [`Format`] nodes that keep their JSON pointer, so lowering matches on types and every later
+//! error can still name its place in the document.
+//!
+//! Reading is strict: a field of the wrong type, a missing required field or an unknown field
+//! is an [`ErrorKind::Invalid`] error at that field (XGrammar's pydantic models ignore unknown
+//! fields; a misspelt `excludes` would then silently drop a constraint). Formats sieve does
+//! not compile yet are refused here, at their pointer, with [`ErrorKind::Unsupported`].
+
+use serde_json::{Map, Value};
+
+use crate::error::{join, Error, ErrorKind};
+use crate::Limits;
+
+/// One format of the document, with the pointer of its JSON object.
+#[derive(Clone, Debug)]
+pub(crate) struct Format {
+    /// The JSON pointer of this format's object.
+    pub pointer: String,
+    /// The object serialised canonically (keys sorted), so equal formats are compiled once.
+    pub key: String,
+    /// What it matches.
+    pub kind: Kind,
+}
+
+/// The format types sieve compiles.
+#[derive(Clone, Debug)]
+pub(crate) enum Kind {
+    /// Exactly this text.
+    ConstString(String),
+    /// JSON text accepted by a schema (style `json`).
+    JsonSchema(JsonSchema),
+    /// An EBNF grammar (root rule `root`).
+    Grammar(String),
+    /// A regex that the whole text must match.
+    Regex(String),
+    /// The elements one after another.
+    Sequence(Vec<Format>),
+    /// One of the elements.
+    Or(Vec<Format>),
+    /// `begin content end`.
+    Tag(Tag),
+    /// Any text without the excluded strings, up to `max_chars` characters.
+    AnyText {
+        /// Strings the text must not contain.
+        excludes: Vec<String>,
+        /// The most characters (code points).
+        max_chars: Option<u32>,
+    },
+    /// Free text with tags introduced by trigger strings.
+    TriggeredTags {
+        /// The trigger strings; each tag's begin starts with exactly one of them.
+        triggers: Vec<String>,
+        /// The tags.
+        tags: Vec<Tag>,
+        /// At least one tag (and then the output starts with a tag, as in XGrammar).
+        at_least_one: bool,
+        /// Nothing after the first tag.
+        stop_after_first: bool,
+        /// Strings the free text must not contain.
+        excludes: Vec<String>,
+    },
+    /// Tags separated by a separator, nothing else.
+    TagsWithSeparator {
+        /// The tags.
+        tags: Vec<Tag>,
+        /// Between two tags.
+        separator: String,
+        /// At least one tag.
+        at_least_one: bool,
+        /// At most one tag.
+        stop_after_first: bool,
+    },
+    /// The content between `min` and `max` times (`optional`, `star`, `plus`, `repeat`).
+    Repeat {
+        /// The repeated format.
+        content: Box<Format>,
+        /// The fewest repetitions.
+        min: u32,
+        /// The most, `None` for unbounded.
+        max: Option<u32>,
+    },
+    /// Free text in which each pattern starts its format.
+    Dispatch {
+        /// `(pattern, format)` pairs.
+        rules: Vec<(String, Format)>,
+        /// Free text again after a dispatched format (otherwise the format ends there).
+        looping: bool,
+        /// Strings the free text must not contain.
+        excludes: Vec<String>,
+    },
+}
+
+/// A `tag` format.
+#[derive(Clone, Debug)]
+pub(crate) struct Tag {
+    /// The pointer of the tag's object.
+    pub pointer: String,
+    /// The begin string.
+    pub begin: String,
+    /// The content.
+    pub content: Box<Format>,
+    /// The accepted end strings (at least one).
+    pub ends: Vec<String>,
+}
+
+/// A `json_schema` format.
+#[derive(Clone, Debug)]
+pub(crate) struct JsonSchema {
+    /// The schema (`true`, `false` or an object).
+    pub schema: Value,
+    /// Properties in any order.
+    pub any_order: bool,
+    /// The most consecutive whitespace characters, `None` for no limit.
+    pub max_whitespace: Option<u32>,
+    /// Substrings forbidden in strings (only the empty list is compiled).
+    pub excludes: Vec<String>,
+}
+
+/// The document's top level: `{"type": "structural_tag", "format": …}` (the `type` is
+/// optional), read into its format.
+pub(crate) fn read_document(value: &Value, limits: &Limits) -> Result<Format, Error> {
+    let obj = object(value, "")?;
+    let mut fields = Fields::new(obj, "");
+    if let Some(t) = fields.take("type") {
+        if t.as_str() != Some("structural_tag") {
+            return Err(invalid(
+                &join("", "type"),
+                "the document's `type` must be \"structural_tag\"",
+            ));
+        }
+    }
+    let format = fields.required("format")?;
+    let pointer = join("", "format");
+    fields.finish()?;
+    let mut reader = Reader {
+        limits,
+        depth: 0,
+        formats: 0,
+    };
+    reader.format(format, &pointer)
+}
+
+struct Reader<'a> {
+    limits: &'a Limits,
+    depth: usize,
+    formats: usize,
+}
+
+/// The type names of the formats that need special-token terminals.
+const TOKEN_FORMATS: [&str; 5] = [
+    "token",
+    "exclude_token",
+    "any_tokens",
+    "token_triggered_tags",
+    "token_dispatch",
+];
+
+impl Reader<'_> {
+    fn format(&mut self, value: &Value, pointer: &str) -> Result<Format, Error> {
+        self.formats += 1;
+        if self.formats > self.limits.max_formats {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                pointer,
+                format!(
+                    "more than {} formats in the document (Limits::max_formats)",
+                    self.limits.max_formats
+                ),
+            ));
+        }
+        if self.depth >= self.limits.max_depth {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                pointer,
+                format!(
+                    "formats nested deeper than {} (Limits::max_depth)",
+                    self.limits.max_depth
+                ),
+            ));
+        }
+        self.depth += 1;
+        let result = self.format_inner(value, pointer);
+        self.depth -= 1;
+        let kind = result?;
+        Ok(Format {
+            pointer: pointer.to_owned(),
+            key: canonical(value),
+            kind,
+        })
+    }
+
+    fn format_inner(&mut self, value: &Value, pointer: &str) -> Result<Kind, Error> {
+        let obj = object(value, pointer)?;
+        let mut f = Fields::new(obj, pointer);
+        let ty = f.required("type")?;
+        let ty = ty
+            .as_str()
+            .ok_or_else(|| invalid(&join(pointer, "type"), "`type` must be a string"))?;
+        if TOKEN_FORMATS.contains(&ty) {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                pointer,
+                format!("`{ty}` needs special-token terminals, which sieve does not have yet"),
+            ));
+        }
+        let kind = match ty {
+            "const_string" => Kind::ConstString(f.string("value")?),
+            "json_schema" => Kind::JsonSchema(self.json_schema(&mut f, pointer)?),
+            "qwen_xml_parameter" => {
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    pointer,
+                    "`qwen_xml_parameter` (the qwen_xml style of json_schema) is not supported yet",
+                ))
+            }
+            "grammar" => Kind::Grammar(f.non_empty_string("grammar")?),
+            "regex" => Kind::Regex(f.non_empty_string("pattern")?),
+            "sequence" | "or" => {
+                let elements = f.required("elements")?;
+                let p = join(pointer, "elements");
+                let items = elements
+                    .as_array()
+                    .ok_or_else(|| invalid(&p, "`elements` must be an array of formats"))?;
+                if items.is_empty() {
+                    return Err(invalid(&p, "`elements` must have at least one format"));
+                }
+                let formats = items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| self.format(v, &join(&p, i)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if ty == "sequence" {
+                    Kind::Sequence(formats)
+                } else {
+                    Kind::Or(formats)
+                }
+            }
+            "tag" => {
+                f.finish_with(&["begin", "content", "end"])?;
+                Kind::Tag(self.tag_fields(obj, pointer)?)
+            }
+            "any_text" => {
+                let excludes = f.strings_or_default("excludes")?;
+                let max_chars = f.budget("max_chars")?;
+                if f.budget("max_tokens")?.is_some() {
+                    return Err(Error::new(
+                        ErrorKind::Unsupported,
+                        &join(pointer, "max_tokens"),
+                        "a per-region token budget is not supported (sieve's token budget is per matcher: Matcher::with_budget)",
+                    ));
+                }
+                Kind::AnyText {
+                    excludes,
+                    max_chars,
+                }
+            }
+            "triggered_tags" => {
+                let triggers = f.strings("triggers")?;
+                let tags = self.tags(&mut f, pointer)?;
+                Kind::TriggeredTags {
+                    triggers,
+                    tags,
+                    at_least_one: f.bool_or("at_least_one", false)?,
+                    stop_after_first: f.bool_or("stop_after_first", false)?,
+                    excludes: f.strings_or_default("excludes")?,
+                }
+            }
+            "tags_with_separator" => {
+                let tags = self.tags(&mut f, pointer)?;
+                Kind::TagsWithSeparator {
+                    tags,
+                    separator: f.string("separator")?,
+                    at_least_one: f.bool_or("at_least_one", false)?,
+                    stop_after_first: f.bool_or("stop_after_first", false)?,
+                }
+            }
+            "optional" | "star" | "plus" => {
+                let content =
+                    Box::new(self.format(f.required("content")?, &join(pointer, "content"))?);
+                let (min, max) = match ty {
+                    "optional" => (0, Some(1)),
+                    "star" => (0, None),
+                    _ => (1, None),
+                };
+                Kind::Repeat { content, min, max }
+            }
+            "repeat" => self.repeat(&mut f, pointer)?,
+            "dispatch" => {
+                let rules_value = f.required("rules")?;
+                let p = join(pointer, "rules");
+                let items = rules_value.as_array().ok_or_else(|| {
+                    invalid(&p, "`rules` must be an array of [pattern, format] pairs")
+                })?;
+                let mut rules = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    let pi = join(&p, i);
+                    let pair = item.as_array().filter(|a| a.len() == 2).ok_or_else(|| {
+                        invalid(&pi, "each rule must be a [pattern, format] pair")
+                    })?;
+                    let pattern = pair[0]
+                        .as_str()
+                        .ok_or_else(|| invalid(&join(&pi, 0), "the pattern must be a string"))?;
+                    let format = self.format(&pair[1], &join(&pi, 1))?;
+                    rules.push((pattern.to_owned(), format));
+                }
+                Kind::Dispatch {
+                    rules,
+                    looping: f.bool_or("loop", true)?,
+                    excludes: f.strings_or_default("excludes")?,
+                }
+            }
+            other => {
+                return Err(invalid(
+                    &join(pointer, "type"),
+                    format!("unknown format type {other:?}"),
+                ))
+            }
+        };
+        if !matches!(kind, Kind::Tag(_)) {
+            f.finish()?;
+        }
+        Ok(kind)
+    }
+
+    fn json_schema(&mut self, f: &mut Fields<'_>, pointer: &str) -> Result<JsonSchema, Error> {
+        let schema = f.required("json_schema")?.clone();
+        if !(schema.is_object() || schema.is_boolean()) {
+            return Err(invalid(
+                &join(pointer, "json_schema"),
+                "`json_schema` must be an object or a boolean",
+            ));
+        }
+        if let Some(style) = f.take("style") {
+            let style = style
+                .as_str()
+                .ok_or_else(|| invalid(&join(pointer, "style"), "`style` must be a string"))?;
+            if style != "json" {
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    &join(pointer, "style"),
+                    format!("the json_schema style {style:?} is not supported yet (only \"json\")"),
+                ));
+            }
+        }
+        let any_order = f.bool_or("any_order", false)?;
+        let max_whitespace = match f.take("max_whitespace_cnt") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(
+                v.as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| {
+                        invalid(
+                            &join(pointer, "max_whitespace_cnt"),
+                            "`max_whitespace_cnt` must be a positive integer or null",
+                        )
+                    })?,
+            ),
+        };
+        let excludes = f.strings_or_default("excludes")?;
+        Ok(JsonSchema {
+            schema,
+            any_order,
+            max_whitespace,
+            excludes,
+        })
+    }
+
+    fn repeat(&mut self, f: &mut Fields<'_>, pointer: &str) -> Result<Kind, Error> {
+        let bound = |v: &Value, name: &str, allow_unbounded: bool| -> Result<Option<u32>, Error> {
+            match v.as_i64() {
+                Some(-1) if allow_unbounded => Ok(None),
+                Some(n) => u32::try_from(n).map(Some).map_err(|_| {
+                    invalid(
+                        &join(pointer, name),
+                        format!(
+                            "`{name}` must be a non-negative integer{}",
+                            if allow_unbounded { " or -1" } else { "" }
+                        ),
+                    )
+                }),
+                None => Err(invalid(
+                    &join(pointer, name),
+                    format!("`{name}` must be an integer"),
+                )),
+            }
+        };
+        let min = bound(f.required("min")?, "min", false)?.unwrap_or(0);
+        let max = bound(f.required("max")?, "max", true)?;
+        if max.is_some_and(|max| max < min) {
+            return Err(invalid(&join(pointer, "max"), "`max` is below `min`"));
+        }
+        if max.unwrap_or(min) > self.limits.max_repeat {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                pointer,
+                format!(
+                    "repetition bound over {} (Limits::max_repeat)",
+                    self.limits.max_repeat
+                ),
+            ));
+        }
+        let content = Box::new(self.format(f.required("content")?, &join(pointer, "content"))?);
+        Ok(Kind::Repeat { content, min, max })
+    }
+
+    fn tags(&mut self, f: &mut Fields<'_>, pointer: &str) -> Result<Vec<Tag>, Error> {
+        let value = f.required("tags")?;
+        let p = join(pointer, "tags");
+        let items = value
+            .as_array()
+            .ok_or_else(|| invalid(&p, "`tags` must be an array of tag formats"))?;
+        items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| self.tag(v, &join(&p, i)))
+            .collect()
+    }
+
+    /// A tag given where only tags are allowed (`tags` arrays): `type` may be left out.
+    fn tag(&mut self, value: &Value, pointer: &str) -> Result<Tag, Error> {
+        let obj = object(value, pointer)?;
+        if let Some(t) = obj.get("type") {
+            if t.as_str() != Some("tag") {
+                return Err(invalid(
+                    &join(pointer, "type"),
+                    "expected a format of type \"tag\"",
+                ));
+            }
+        }
+        let mut f = Fields::new(obj, pointer);
+        f.take("type");
+        f.finish_with(&["begin", "content", "end"])?;
+        self.formats += 1;
+        self.tag_fields(obj, pointer)
+    }
+
+    fn tag_fields(&mut self, obj: &Map<String, Value>, pointer: &str) -> Result<Tag, Error> {
+        let begin = match obj.get("begin") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Object(_)) => {
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    &join(pointer, "begin"),
+                    "a token as a tag's begin needs special-token terminals, which sieve does not have yet",
+                ))
+            }
+            Some(_) => return Err(invalid(&join(pointer, "begin"), "`begin` must be a string")),
+            None => return Err(invalid(pointer, "missing field `begin`")),
+        };
+        let content = obj
+            .get("content")
+            .ok_or_else(|| invalid(pointer, "missing field `content`"))?;
+        self.depth += 1;
+        let content = self.format(content, &join(pointer, "content"));
+        self.depth -= 1;
+        let content = Box::new(content?);
+        let p = join(pointer, "end");
+        let ends = match obj.get("end") {
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(items)) => {
+                if items.is_empty() {
+                    return Err(invalid(&p, "`end` must not be an empty array"));
+                }
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| {
+                        v.as_str()
+                            .map(str::to_owned)
+                            .ok_or_else(|| invalid(&join(&p, i), "end strings must be strings"))
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            Some(Value::Object(_)) => {
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    &p,
+                    "a token as a tag's end needs special-token terminals, which sieve does not have yet",
+                ))
+            }
+            Some(_) => return Err(invalid(&p, "`end` must be a string or an array of strings")),
+            None => return Err(invalid(pointer, "missing field `end`")),
+        };
+        Ok(Tag {
+            pointer: pointer.to_owned(),
+            begin,
+            content,
+            ends,
+        })
+    }
+}
+
+/// The fields of one JSON object, taken one by one so the unknown ones are left to report.
+struct Fields<'a> {
+    obj: &'a Map<String, Value>,
+    pointer: &'a str,
+    taken: Vec<&'a str>,
+}
+
+impl<'a> Fields<'a> {
+    fn new(obj: &'a Map<String, Value>, pointer: &'a str) -> Fields<'a> {
+        Fields {
+            obj,
+            pointer,
+            taken: Vec::new(),
+        }
+    }
+
+    fn take(&mut self, name: &'a str) -> Option<&'a Value> {
+        self.taken.push(name);
+        self.obj.get(name)
+    }
+
+    fn required(&mut self, name: &'a str) -> Result<&'a Value, Error> {
+        self.take(name)
+            .ok_or_else(|| invalid(self.pointer, format!("missing field `{name}`")))
+    }
+
+    fn string(&mut self, name: &'a str) -> Result<String, Error> {
+        let p = join(self.pointer, name);
+        self.required(name)?
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| invalid(&p, format!("`{name}` must be a string")))
+    }
+
+    fn non_empty_string(&mut self, name: &'a str) -> Result<String, Error> {
+        let s = self.string(name)?;
+        if s.is_empty() {
+            return Err(invalid(
+                &join(self.pointer, name),
+                format!("`{name}` must not be empty"),
+            ));
+        }
+        Ok(s)
+    }
+
+    fn strings(&mut self, name: &'a str) -> Result<Vec<String>, Error> {
+        let value = self.required(name)?;
+        strings(value, &join(self.pointer, name), name)
+    }
+
+    fn strings_or_default(&mut self, name: &'a str) -> Result<Vec<String>, Error> {
+        match self.take(name) {
+            None => Ok(Vec::new()),
+            Some(value) => strings(value, &join(self.pointer, name), name),
+        }
+    }
+
+    fn bool_or(&mut self, name: &'a str, default: bool) -> Result<bool, Error> {
+        match self.take(name) {
+            None => Ok(default),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(invalid(
+                &join(self.pointer, name),
+                format!("`{name}` must be a boolean"),
+            )),
+        }
+    }
+
+    /// An optional count in `0..=i32::MAX` (or null).
+    fn budget(&mut self, name: &'a str) -> Result<Option<u32>, Error> {
+        match self.take(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .filter(|&n| n <= i32::MAX as u64)
+                .map(|n| Some(n as u32))
+                .ok_or_else(|| {
+                    invalid(
+                        &join(self.pointer, name),
+                        format!("`{name}` must be an integer from 0 to 2147483647, or null"),
+                    )
+                }),
+        }
+    }
+
+    /// Marks `names` as known without reading them (read elsewhere).
+    fn finish_with(&mut self, names: &[&'a str]) -> Result<(), Error> {
+        self.taken.extend_from_slice(names);
+        self.finish()
+    }
+
+    /// Fails on the first field no reader took.
+    fn finish(&self) -> Result<(), Error> {
+        match self.obj.keys().find(|k| !self.taken.contains(&k.as_str())) {
+            Some(k) => Err(invalid(
+                &join(self.pointer, k),
+                format!("unknown field `{k}`"),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+fn strings(value: &Value, pointer: &str, name: &str) -> Result<Vec<String>, Error> {
+    let items = value
+        .as_array()
+        .ok_or_else(|| invalid(pointer, format!("`{name}` must be an array of strings")))?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| invalid(&join(pointer, i), format!("`{name}` must hold strings")))
+        })
+        .collect()
+}
+
+fn object<'a>(value: &'a Value, pointer: &str) -> Result<&'a Map<String, Value>, Error> {
+    value
+        .as_object()
+        .ok_or_else(|| invalid(pointer, "expected a JSON object"))
+}
+
+fn invalid(pointer: &str, message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Invalid, pointer, message)
+}
+
+/// `value` serialised with object keys sorted, so two spellings of one format get one key.
+fn canonical(value: &Value) -> String {
+    fn write(value: &Value, out: &mut String) {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                out.push('{');
+                for (i, k) in keys.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    write(&map[k], out);
+                }
+                out.push('}');
+            }
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    write(item, out);
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut out = String::new();
+    write(value, &mut out);
+    out
+}
