@@ -114,6 +114,24 @@ impl Key {
     }
 }
 
+/// What [`Recognizer::completion_hints`] knows of the completion bound after one token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hint {
+    /// At least the [`Recognizer::completion_bound`] after the token (`u32::MAX`: unknown),
+    /// if the recogniser accepts it.
+    pub bound: u32,
+    /// Whether `bound` is exactly that bound (when the token is accepted).
+    pub exact: bool,
+}
+
+impl Hint {
+    /// Nothing known.
+    pub const UNKNOWN: Hint = Hint {
+        bound: u32::MAX,
+        exact: false,
+    };
+}
+
 /// The per-request state of a backend: the bytes consumed so far, as a stack.
 ///
 /// Every method that fails leaves the recogniser unchanged.
@@ -122,6 +140,9 @@ pub trait Recognizer: Clone + Send + Sync + fmt::Debug {
     /// of one vocabulary, built once per grammar and vocabulary by
     /// [`Backend::completion_table`].
     type Completion: Send + Sync + fmt::Debug;
+
+    /// What [`Recognizer::completion_memo`] keeps of the current bytes.
+    type CompletionMemo: Send + Sync + fmt::Debug;
 
     /// Consumes one byte. `Ok(true)`: the input so far is still a prefix of a sentence and the
     /// byte was pushed; `Ok(false)`: it would not be, and nothing changed.
@@ -175,6 +196,36 @@ pub trait Recognizer: Clone + Send + Sync + fmt::Debug {
     ///   pushed one by one) and leaves a bound of at most `u - 1` — so, by induction, a
     ///   sentence is reached in at most `u` tokens, each of which keeps the bound.
     fn completion_bound(&self, table: &Self::Completion) -> Option<u32>;
+
+    /// What bounding continuations of the bytes consumed so far can reuse (for a backend
+    /// whose bound reads its history: the part of it that those bytes fix).
+    fn completion_memo(&self, table: &Self::Completion) -> Self::CompletionMemo;
+
+    /// Equal to [`Recognizer::completion_bound`], provided every byte consumed when `memo`
+    /// was made by [`Recognizer::completion_memo`] is still consumed (only pushes, and pops
+    /// of those pushes, since); usually much cheaper. A budget filter feeds many tokens from
+    /// one state this way.
+    fn completion_bound_from(
+        &self,
+        table: &Self::Completion,
+        memo: &Self::CompletionMemo,
+    ) -> Option<u32>;
+
+    /// Fills `hints[i]`, for each text token at position `i` of `trie`, with what can be
+    /// said of the [`Recognizer::completion_bound`] after it without feeding it (see
+    /// [`Hint`]); `memo` is [`Recognizer::completion_memo`] of the current bytes. The default
+    /// knows nothing; a backend that can follow tokens through its tables cheaply says more,
+    /// which spares a budget filter feeding those tokens.
+    fn completion_hints(
+        &self,
+        table: &Self::Completion,
+        memo: &Self::CompletionMemo,
+        trie: &TokenTrie,
+        hints: &mut [Hint],
+    ) {
+        let _ = (table, memo, trie);
+        hints.fill(Hint::UNKNOWN);
+    }
 
     /// Fills `caps[d]`, for each `d < caps.len()`, with a value at least the
     /// [`Recognizer::completion_bound`] (`None` counting as `u32::MAX`) after any string of

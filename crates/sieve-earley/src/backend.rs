@@ -17,6 +17,7 @@ impl From<LimitError> for sieve_backend::LimitError {
 
 impl Recognizer for Parser {
     type Completion = crate::CompletionTable;
+    type CompletionMemo = crate::CompletionMemo;
 
     fn push_byte(&mut self, byte: u8) -> Result<bool, sieve_backend::LimitError> {
         Ok(Parser::push_byte(self, byte)?)
@@ -57,6 +58,28 @@ impl Recognizer for Parser {
 
     fn completion_bound(&self, table: &crate::CompletionTable) -> Option<u32> {
         Parser::completion_bound(self, table)
+    }
+
+    fn completion_memo(&self, table: &crate::CompletionTable) -> crate::CompletionMemo {
+        Parser::completion_memo(self, table)
+    }
+
+    fn completion_bound_from(
+        &self,
+        table: &crate::CompletionTable,
+        memo: &crate::CompletionMemo,
+    ) -> Option<u32> {
+        Parser::completion_bound_from(self, table, Some(memo))
+    }
+
+    fn completion_hints(
+        &self,
+        table: &crate::CompletionTable,
+        memo: &crate::CompletionMemo,
+        trie: &TokenTrie,
+        hints: &mut [sieve_backend::Hint],
+    ) {
+        Parser::completion_hints(self, table, memo, trie, hints);
     }
 
     fn completion_caps(&self, table: &crate::CompletionTable, caps: &mut [u32]) {

@@ -31,6 +31,17 @@
 //! The bound is `0` when the input is a sentence, otherwise the minimum over the top set's
 //! scan items of `rest + R`.
 //!
+//! # Hints (a budget filter's fast path)
+//!
+//! For a scan item at state `s` and a token whose bytes follow byte edges of `s`'s automaton
+//! to `s'`, the new set holds the item at `s'` with the same origin, so the bound after the
+//! token is at most `rest[s'] + R` of its node. It is exactly the minimum of that over the
+//! scan items when no item branches inside the token: every state the walk passes through
+//! before the last byte has no rule edge, no ε edge, does not accept and has one edge for
+//! the byte (then the new set is the closure of those items, and every route of the closure
+//! starts from one of them). [`Parser::completion_hints`] walks the trie from each scan state
+//! this way and says so.
+//!
 //! # Invariants
 //!
 //! - **Descent** (the contract of `Recognizer::completion_bound`): when the bound is `u > 0`,
@@ -50,6 +61,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
+use sieve_backend::Hint;
 use sieve_ir::ByteClass;
 use sieve_vocab::TokenTrie;
 
@@ -395,35 +407,84 @@ fn within(g: &EarleyGrammar, rest: &[u32], rule_min: &[u32], max_bytes: usize) -
     within
 }
 
-/// The nodes reachable from the top set's scan items through waiters, with their `R`.
+/// A multiply-shift hasher for the `(rule, origin)` keys of [`Routes`] (the default SipHash
+/// costs more than the rest of a bound).
+#[derive(Clone, Copy, Debug, Default)]
+struct NodeHasher(u64);
+
+impl std::hash::Hasher for NodeHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(29) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type NodeMap<V> = HashMap<(u32, u32), V, std::hash::BuildHasherDefault<NodeHasher>>;
+
+/// The routes of a parser's sets up to some length: `R` of every node reachable from that
+/// top set, valid for as long as those sets are not popped (sets below the top never change,
+/// and `R(A, i)` reads only sets up to `i`).
+#[derive(Clone, Debug, Default)]
+pub struct CompletionMemo {
+    /// The parser's length when the memo was made.
+    len: usize,
+    values: NodeMap<u32>,
+}
+
+/// The nodes reachable from the top set's scan items through waiters, with their `R`; nodes
+/// found in a memo are not expanded.
 struct Routes {
-    index: HashMap<(u32, u32), usize>,
+    index: NodeMap<usize>,
     nodes: Vec<(u32, u32)>,
     value: Vec<u32>,
+    /// Whether the node's value came from the memo.
+    known: Vec<bool>,
 }
 
 impl Routes {
-    fn of(parser: &Parser, table: &CompletionTable) -> Routes {
+    fn of(parser: &Parser, table: &CompletionTable, memo: Option<&CompletionMemo>) -> Routes {
         let g = &**parser.grammar();
         let mut routes = Routes {
-            index: HashMap::new(),
+            index: NodeMap::default(),
             nodes: Vec::new(),
             value: Vec::new(),
+            known: Vec::new(),
         };
+        let memo = memo.filter(|m| m.len <= parser.len());
         for item in parser.top_scans() {
-            routes.add(g.states[item.state as usize].rule, item.origin);
+            routes.add(g.states[item.state as usize].rule, item.origin, memo);
         }
         let mut next = 0;
         while next < routes.nodes.len() {
             let (rule, origin) = routes.nodes[next];
-            next += 1;
-            for advanced in parser.waiting_on(rule, origin) {
-                routes.add(g.states[advanced.state as usize].rule, advanced.origin);
+            if !routes.known[next] {
+                for advanced in parser.waiting_on(rule, origin) {
+                    routes.add(
+                        g.states[advanced.state as usize].rule,
+                        advanced.origin,
+                        memo,
+                    );
+                }
             }
+            next += 1;
         }
-        routes.value = vec![INF; routes.nodes.len()];
         // Origin by origin, lowest first: a waiter's own node never starts later.
-        let mut order: Vec<usize> = (0..routes.nodes.len()).collect();
+        let mut order: Vec<usize> = (0..routes.nodes.len())
+            .filter(|&n| !routes.known[n])
+            .collect();
         order.sort_unstable_by_key(|&n| routes.nodes[n].1);
         for group in order.chunk_by(|&a, &b| routes.nodes[a].1 == routes.nodes[b].1) {
             // Within one origin, relax until nothing changes (costs are non-negative, so
@@ -458,23 +519,38 @@ impl Routes {
         routes
     }
 
-    fn add(&mut self, rule: u32, origin: u32) {
+    fn add(&mut self, rule: u32, origin: u32, memo: Option<&CompletionMemo>) {
         let next = self.nodes.len();
-        self.index.entry((rule, origin)).or_insert_with(|| {
+        if let std::collections::hash_map::Entry::Vacant(slot) = self.index.entry((rule, origin)) {
+            slot.insert(next);
             self.nodes.push((rule, origin));
-            next
-        });
+            let known = memo
+                .filter(|m| origin as usize <= m.len)
+                .and_then(|m| m.values.get(&(rule, origin)));
+            self.value.push(known.copied().unwrap_or(INF));
+            self.known.push(known.is_some());
+        }
     }
 }
 
 impl Parser {
     /// The bound of `Recognizer::completion_bound` (see the module docs).
     pub fn completion_bound(&self, table: &CompletionTable) -> Option<u32> {
+        self.completion_bound_from(table, None)
+    }
+
+    /// The bound, reading the routes of `memo` for the nodes it holds (see
+    /// `Recognizer::completion_bound_from`).
+    pub fn completion_bound_from(
+        &self,
+        table: &CompletionTable,
+        memo: Option<&CompletionMemo>,
+    ) -> Option<u32> {
         if self.can_finish() {
             return Some(0);
         }
         let g = &**self.grammar();
-        let routes = Routes::of(self, table);
+        let routes = Routes::of(self, table, memo);
         let best = self
             .top_scans()
             .iter()
@@ -487,10 +563,102 @@ impl Parser {
         (best != INF).then_some(best)
     }
 
+    /// The routes of the current sets, for [`Parser::completion_bound_from`] while they stay.
+    pub fn completion_memo(&self, table: &CompletionTable) -> CompletionMemo {
+        let routes = Routes::of(self, table, None);
+        CompletionMemo {
+            len: self.len(),
+            values: routes
+                .index
+                .iter()
+                .map(|(&node, &n)| (node, routes.value[n]))
+                .collect(),
+        }
+    }
+
+    /// The hints of `Recognizer::completion_hints` (see the module docs), one per trie
+    /// position.
+    pub fn completion_hints(
+        &self,
+        table: &CompletionTable,
+        memo: &CompletionMemo,
+        trie: &TokenTrie,
+        hints: &mut [Hint],
+    ) {
+        hints.fill(Hint {
+            bound: INF,
+            exact: true,
+        });
+        let g = &**self.grammar();
+        let routes = Routes::of(self, table, Some(memo));
+        // The least `R` over the scan items of each state.
+        let mut states: Vec<(u32, u32)> = self
+            .top_scans()
+            .iter()
+            .map(|item| {
+                let node = routes.index[&(g.states[item.state as usize].rule, item.origin)];
+                (item.state, routes.value[node])
+            })
+            .collect();
+        states.sort_unstable();
+        states.dedup_by_key(|(state, _)| *state);
+        let nodes = trie.nodes();
+        let mut inexact: Vec<std::ops::Range<usize>> = Vec::new();
+        // Per depth: the state after that many bytes, and whether no state before it
+        // branches.
+        let mut path: Vec<(u32, bool)> = Vec::new();
+        for &(start, r) in &states {
+            path.clear();
+            path.push((start, true));
+            let mut i = 0;
+            while i < nodes.len() {
+                let node = nodes[i];
+                let depth = node.depth as usize;
+                path.truncate(depth);
+                let (parent, clean) = path[depth - 1];
+                let info = &g.states[parent as usize];
+                // The scan state's own branches are scan items of the top set, walked
+                // separately; a state reached inside the token branches on its own.
+                let branches = depth > 1
+                    && (info.accepting
+                        || !g.rule_edges(info).is_empty()
+                        || !g.eps_edges(info).is_empty());
+                let clean = clean && !branches;
+                let mut matching = g
+                    .byte_edges(info)
+                    .iter()
+                    .filter(|e| e.lo <= node.byte && node.byte <= e.hi);
+                let Some(edge) = matching.next() else {
+                    if !clean {
+                        inexact.push(node.pos as usize..trie.node_pos_end(i));
+                    }
+                    i = node.end as usize;
+                    continue;
+                };
+                let clean = clean && matching.next().is_none();
+                if node.has_token() {
+                    let bound = table.rest[edge.target as usize].saturating_add(r);
+                    for pos in trie.tokens_at_node(i) {
+                        let hint = &mut hints[pos];
+                        hint.bound = hint.bound.min(bound);
+                        hint.exact &= clean;
+                    }
+                }
+                path.push((edge.target, clean));
+                i += 1;
+            }
+        }
+        for range in inexact {
+            for hint in &mut hints[range] {
+                hint.exact = false;
+            }
+        }
+    }
+
     /// The caps of `Recognizer::completion_caps` (see the module docs).
     pub fn completion_caps(&self, table: &CompletionTable, caps: &mut [u32]) {
         caps.fill(0);
-        let routes = Routes::of(self, table);
+        let routes = Routes::of(self, table, None);
         for (&(rule, _), &value) in routes.nodes.iter().zip(&routes.value) {
             for (d, cap) in caps.iter_mut().enumerate() {
                 *cap = (*cap).max(table.within_at(rule, d).saturating_add(value));

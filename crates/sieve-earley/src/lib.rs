@@ -63,7 +63,7 @@ mod within;
 
 use std::fmt;
 
-pub use completion::CompletionTable;
+pub use completion::{CompletionMemo, CompletionTable};
 pub use grammar::EarleyGrammar;
 pub use parser::{Parser, Stats};
 

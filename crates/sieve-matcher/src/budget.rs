@@ -19,7 +19,7 @@
 //! - The unbudgeted path does none of this work: a matcher without a budget never reaches
 //!   this module.
 
-use sieve_backend::{LimitError, Recognizer};
+use sieve_backend::{Hint, LimitError, Recognizer};
 use sieve_vocab::TokenTrie;
 
 use crate::engine::{EngineCompletion, EngineRecognizer};
@@ -31,6 +31,8 @@ pub(crate) struct Budget {
     pub(crate) max_tokens: u32,
     /// `caps[d]`: a bound on the completion bound after any `d` more bytes.
     caps: Vec<u32>,
+    /// Per trie position, what the backend knows of the bound after the token.
+    hints: Vec<Hint>,
 }
 
 impl Budget {
@@ -38,6 +40,7 @@ impl Budget {
         Budget {
             max_tokens,
             caps: Vec::new(),
+            hints: Vec::new(),
         }
     }
 }
@@ -86,7 +89,13 @@ impl Budget {
         if self.caps[trie.max_token_len()] <= limit {
             return Ok(());
         }
-        // The others are fed in trie order, sharing common prefixes as the mask walk does.
+        // The others are fed in trie order, sharing common prefixes as the mask walk does;
+        // the bytes so far stay consumed throughout, so their routes are computed once.
+        let memo = parser.completion_memo(table);
+        // The backend's hints decide most tokens without feeding them: a hint's bound is at
+        // least the bound after the token, and equals it when exact.
+        self.hints.resize(trie.len(), Hint::UNKNOWN);
+        parser.completion_hints(table, &memo, trie, &mut self.hints);
         let mut depth = 0usize;
         let mut previous: Option<usize> = None;
         let outcome = (|| {
@@ -96,7 +105,12 @@ impl Budget {
                     continue;
                 }
                 let bytes = trie.bytes_at(i);
-                if self.caps[bytes.len()] <= limit {
+                let hint = self.hints[i];
+                if self.caps[bytes.len()] <= limit || hint.bound <= limit {
+                    continue;
+                }
+                if hint.exact && hint.bound != u32::MAX {
+                    clear(mask, id);
                     continue;
                 }
                 let common = match previous {
@@ -116,7 +130,7 @@ impl Budget {
                         break;
                     }
                 }
-                if !accepted || !fits(parser.completion_bound(table), remaining, 1) {
+                if !accepted || !fits(parser.completion_bound_from(table, &memo), remaining, 1) {
                     clear(mask, id);
                 }
             }

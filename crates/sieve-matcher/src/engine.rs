@@ -29,6 +29,13 @@ pub(crate) enum EngineCompletion {
     Earley(sieve_earley::CompletionTable),
 }
 
+/// What an [`EngineRecognizer`] keeps to bound continuations of its bytes (of its variant).
+#[derive(Debug)]
+pub(crate) enum EngineCompletionMemo {
+    /// The Earley parser's routes.
+    Earley(sieve_earley::CompletionMemo),
+}
+
 /// The per-request state of an [`Engine`].
 #[derive(Clone, Debug)]
 pub(crate) enum EngineRecognizer {
@@ -38,6 +45,7 @@ pub(crate) enum EngineRecognizer {
 
 impl Recognizer for EngineRecognizer {
     type Completion = EngineCompletion;
+    type CompletionMemo = EngineCompletionMemo;
 
     #[inline]
     fn push_byte(&mut self, byte: u8) -> Result<bool, LimitError> {
@@ -94,6 +102,44 @@ impl Recognizer for EngineRecognizer {
             (EngineRecognizer::Earley(p), EngineCompletion::Earley(t)) => {
                 Recognizer::completion_bound(p, t)
             }
+        }
+    }
+
+    fn completion_memo(&self, table: &EngineCompletion) -> EngineCompletionMemo {
+        match (self, table) {
+            (EngineRecognizer::Earley(p), EngineCompletion::Earley(t)) => {
+                EngineCompletionMemo::Earley(Recognizer::completion_memo(p, t))
+            }
+        }
+    }
+
+    fn completion_bound_from(
+        &self,
+        table: &EngineCompletion,
+        memo: &EngineCompletionMemo,
+    ) -> Option<u32> {
+        match (self, table, memo) {
+            (
+                EngineRecognizer::Earley(p),
+                EngineCompletion::Earley(t),
+                EngineCompletionMemo::Earley(m),
+            ) => Recognizer::completion_bound_from(p, t, m),
+        }
+    }
+
+    fn completion_hints(
+        &self,
+        table: &EngineCompletion,
+        memo: &EngineCompletionMemo,
+        trie: &TokenTrie,
+        hints: &mut [sieve_backend::Hint],
+    ) {
+        match (self, table, memo) {
+            (
+                EngineRecognizer::Earley(p),
+                EngineCompletion::Earley(t),
+                EngineCompletionMemo::Earley(m),
+            ) => Recognizer::completion_hints(p, t, m, trie, hints),
         }
     }
 
