@@ -52,6 +52,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
             "sieve-gbnf",
             "sieve-regex",
             "sieve-jsonschema",
+            "sieve-structural",
             "sieve-normalize",
             "sieve-fsm",
             "sieve-vocab",

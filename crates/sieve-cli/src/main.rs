@@ -11,7 +11,8 @@
 //! - `sieve bench REQUEST` — the peer harness's engine protocol (`peers-engine/1`).
 //!
 //! The kind of file comes from its extension (`.gbnf`, `.ebnf`, `.regex`, `.json`) or
-//! `--format`; `--schema FILE` is always a JSON Schema, compiled as `--whitespace`,
+//! `--format`; `--structural-tag FILE` (on every command that takes a constraint) is always
+//! an XGrammar structural tag; `--schema FILE` is always a JSON Schema, compiled as `--whitespace`,
 //! `--order`, `--escapes` and `--lenient` say (lenient-mode warnings go to stderr).
 //! Exit codes: 0 success, 1 the input is wrong (diagnostics on stderr), 2 usage or I/O
 //! errors (and, for `match` and `generate`, a constraint that does not compile).
@@ -46,11 +47,14 @@ enum Command {
     /// Compile a grammar through every stage and report errors with their location.
     Check {
         /// The grammar file.
-        #[arg(required_unless_present = "schema")]
+        #[arg(required_unless_present_any = ["schema", "structural_tag"])]
         file: Option<PathBuf>,
         /// A JSON Schema file instead of a grammar.
         #[arg(long, conflicts_with = "file")]
         schema: Option<PathBuf>,
+        /// An XGrammar structural-tag file instead of a grammar.
+        #[arg(long, conflicts_with_all = ["file", "schema"])]
+        structural_tag: Option<PathBuf>,
         #[command(flatten)]
         options: GrammarArgs,
     },
@@ -99,11 +103,14 @@ enum Command {
     /// Print the IR of a grammar at one stage.
     Ir {
         /// The grammar file.
-        #[arg(required_unless_present = "schema")]
+        #[arg(required_unless_present_any = ["schema", "structural_tag"])]
         file: Option<PathBuf>,
         /// A JSON Schema file instead of a grammar.
         #[arg(long, conflicts_with = "file")]
         schema: Option<PathBuf>,
+        /// An XGrammar structural-tag file instead of a grammar.
+        #[arg(long, conflicts_with_all = ["file", "schema"])]
+        structural_tag: Option<PathBuf>,
         /// Which stage to print.
         #[arg(long, value_enum, default_value_t = Stage::Normalized)]
         stage: Stage,
@@ -115,7 +122,7 @@ enum Command {
 #[derive(clap::Args)]
 struct ConstraintArgs {
     /// A grammar file (.gbnf, .ebnf, .regex, .json).
-    #[arg(long, required_unless_present_any = ["regex", "schema"])]
+    #[arg(long, required_unless_present_any = ["regex", "schema", "structural_tag"])]
     grammar: Option<PathBuf>,
     /// A regular expression the whole output must match.
     #[arg(long, conflicts_with_all = ["grammar", "schema"])]
@@ -123,6 +130,9 @@ struct ConstraintArgs {
     /// A JSON Schema the output must satisfy.
     #[arg(long, conflicts_with = "grammar")]
     schema: Option<PathBuf>,
+    /// An XGrammar structural tag (JSON) the output must follow.
+    #[arg(long, conflicts_with_all = ["grammar", "regex", "schema"])]
+    structural_tag: Option<PathBuf>,
 }
 
 impl ConstraintArgs {
@@ -131,6 +141,7 @@ impl ConstraintArgs {
             grammar: self.grammar.as_deref(),
             regex: self.regex.as_deref(),
             schema: self.schema.as_deref(),
+            structural_tag: self.structural_tag.as_deref(),
         }
     }
 }
@@ -166,11 +177,19 @@ impl GrammarArgs {
         }
     }
 
-    /// The options for `FILE` or `--schema FILE` (which forces the JSON Schema format).
-    fn pipeline_options_for(&self, schema: Option<&PathBuf>) -> PipelineOptions {
+    /// The options for `FILE`, `--schema FILE` (which forces the JSON Schema format) or
+    /// `--structural-tag FILE` (which forces the structural-tag format).
+    fn pipeline_options_for(
+        &self,
+        schema: Option<&PathBuf>,
+        structural_tag: Option<&PathBuf>,
+    ) -> PipelineOptions {
         let mut options = self.pipeline_options();
         if schema.is_some() {
             options.format = Some(Format::JsonSchema);
+        }
+        if structural_tag.is_some() {
+            options.format = Some(Format::StructuralTag);
         }
         options
     }
@@ -244,11 +263,16 @@ pub enum Stage {
     Fsm,
 }
 
-/// `FILE` or `--schema FILE`; clap makes sure exactly one is given.
-fn input_file<'a>(file: &'a Option<PathBuf>, schema: &'a Option<PathBuf>) -> &'a Path {
+/// `FILE`, `--schema FILE` or `--structural-tag FILE`; clap makes sure exactly one is given.
+fn input_file<'a>(
+    file: &'a Option<PathBuf>,
+    schema: &'a Option<PathBuf>,
+    structural_tag: &'a Option<PathBuf>,
+) -> &'a Path {
     file.as_deref()
         .or(schema.as_deref())
-        .expect("clap requires FILE or --schema")
+        .or(structural_tag.as_deref())
+        .expect("clap requires FILE, --schema or --structural-tag")
 }
 
 fn main() -> ExitCode {
@@ -257,20 +281,22 @@ fn main() -> ExitCode {
         Command::Check {
             file,
             schema,
+            structural_tag,
             options,
         } => commands::check(
-            input_file(file, schema),
-            &options.pipeline_options_for(schema.as_ref()),
+            input_file(file, schema, structural_tag),
+            &options.pipeline_options_for(schema.as_ref(), structural_tag.as_ref()),
         ),
         Command::Ir {
             file,
             schema,
+            structural_tag,
             stage,
             options,
         } => commands::ir(
-            input_file(file, schema),
+            input_file(file, schema, structural_tag),
             *stage,
-            &options.pipeline_options_for(schema.as_ref()),
+            &options.pipeline_options_for(schema.as_ref(), structural_tag.as_ref()),
         ),
         Command::Match {
             constraint,

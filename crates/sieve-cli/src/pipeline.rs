@@ -26,6 +26,8 @@ pub enum Format {
     Regex,
     /// A JSON Schema (draft 2020-12 or draft-07); its language is the JSON texts it accepts.
     JsonSchema,
+    /// An XGrammar structural tag (JSON); never chosen by extension (`.json` is a schema).
+    StructuralTag,
 }
 
 impl Format {
@@ -82,13 +84,14 @@ pub fn load(path: &Path, options: &PipelineOptions) -> Result<Loaded, String> {
 
 /// Reads a JSON Schema file, whatever its extension.
 pub fn load_schema(path: &Path) -> Result<Loaded, String> {
+    load_as(path, Format::JsonSchema)
+}
+
+/// Reads a file as the given format, whatever its extension.
+pub fn load_as(path: &Path, format: Format) -> Result<Loaded, String> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
-    Ok(Loaded {
-        name,
-        text,
-        format: Format::JsonSchema,
-    })
+    Ok(Loaded { name, text, format })
 }
 
 /// Errors rendered for the user, one block each.
@@ -117,6 +120,14 @@ pub fn front_end(loaded: &Loaded, options: &PipelineOptions) -> Result<Grammar, 
                 .map_err(|e| Diagnostics(vec![source.render_error(&e)]))
         }
         Format::JsonSchema => json_schema(loaded, &options.json),
+        Format::StructuralTag => {
+            let structural = sieve_structural::Options {
+                json: options.json.clone(),
+                ..sieve_structural::Options::default()
+            };
+            sieve_structural::compile_str(&loaded.text, &structural)
+                .map_err(|e| Diagnostics(vec![format!("{}: {e}\n", loaded.name)]))
+        }
     }
 }
 
@@ -215,6 +226,8 @@ pub struct Constraint<'a> {
     pub regex: Option<&'a str>,
     /// `--schema FILE`.
     pub schema: Option<&'a Path>,
+    /// `--structural-tag FILE`.
+    pub structural_tag: Option<&'a Path>,
 }
 
 /// Reads and compiles the constraint through the front-end; usage errors as `Err(String)`,
@@ -223,19 +236,24 @@ pub fn constraint(
     constraint: &Constraint<'_>,
     options: &PipelineOptions,
 ) -> Result<Result<Grammar, Diagnostics>, String> {
-    let loaded = match (constraint.grammar, constraint.regex, constraint.schema) {
-        (Some(path), None, None) => load(path, options)?,
-        (None, Some(pattern), None) => Loaded {
+    let loaded = match (
+        constraint.grammar,
+        constraint.regex,
+        constraint.schema,
+        constraint.structural_tag,
+    ) {
+        (Some(path), None, None, None) => load(path, options)?,
+        (None, Some(pattern), None, None) => Loaded {
             name: "<regex>".to_owned(),
             text: pattern.to_owned(),
             format: Format::Regex,
         },
-        (None, None, Some(path)) => load_schema(path)?,
-        _ => {
-            return Err(
-                "give exactly one of --grammar FILE, --regex PATTERN and --schema FILE".to_owned(),
-            )
-        }
+        (None, None, Some(path), None) => load_schema(path)?,
+        (None, None, None, Some(path)) => load_as(path, Format::StructuralTag)?,
+        _ => return Err(
+            "give exactly one of --grammar FILE, --regex PATTERN, --schema FILE and --structural-tag FILE"
+                .to_owned(),
+        ),
     };
     Ok(front_end(&loaded, options))
 }
