@@ -27,7 +27,7 @@
 use std::collections::HashMap;
 
 use sieve_backend::{push_range, Classification, TokenSet};
-use sieve_vocab::TokenTrie;
+use sieve_vocab::{ClassRegion, TokenTrie, CHAIN_DEPTH};
 
 use crate::grammar::EarleyGrammar;
 use crate::within::{Config, Frontier, StaticWalk};
@@ -212,23 +212,11 @@ fn classify_with_max_rows(
         fast: vec![0u32; trie.max_token_len() + 1],
     };
     walker.fast[0] = dfa.start;
-    let region = dfa
-        .loop_class()
-        .and_then(|(row, class)| Some((row, trie.class_region(&class)?)));
-    match region {
-        Some((row, region)) => {
-            // Every token inside the class loops on `row` and is accepted; only the subtrees
-            // where a token first leaves the class are walked, from `row` (or the start).
-            for (word, inside) in walker.accepted.iter_mut().zip(&region.inside) {
-                *word |= inside;
-            }
-            for &exit in &region.exits {
-                let node = trie.nodes()[exit as usize];
-                let depth = node.depth as usize;
-                walker.fast[depth - 1] = if depth == 1 { dfa.start } else { row };
-                walker.walk_nodes(&mut dfa, exit as usize, node.end as usize);
-            }
-        }
+    let chain = dfa
+        .class_chain()
+        .and_then(|chain| Some((trie.class_region(&chain.class)?, chain)));
+    match chain {
+        Some((region, chain)) => walker.walk_chain(&mut dfa, &region, &chain),
         None => walker.walk_nodes(&mut dfa, 0, trie.nodes().len()),
     }
     let mut accepted = walker.accepted;
@@ -239,42 +227,117 @@ fn classify_with_max_rows(
     }
 }
 
-/// A loop class is used when it has at least this many bytes: smaller ones leave most first
-/// bytes dead, which the plain walk skips at once.
-const MIN_LOOP_CLASS: u32 = 32;
+/// A class chain is used when its class has at least this many bytes: smaller ones leave most
+/// first bytes dead, which the plain walk skips at once.
+const MIN_CHAIN_CLASS: u32 = 32;
+
+/// What the first bytes of a token do when they all come from one large byte class and each
+/// step's row does not depend on which byte of the class it was: a string's characters, free
+/// or bounded (`[^"]{0,12}` steps through a row per count). Tokens made only of class bytes
+/// are then decided in bulk from the class's [`sieve_vocab::ClassRegion`], and only the
+/// subtrees where a token leaves the class are walked, from the row its prefix reached.
+struct Chain {
+    class: [u64; 4],
+    /// `rows[d]`: the walk's entry (a row, with `LEFT` when an exit was possible on the way)
+    /// after `d` bytes of the class; `rows[0]` is the start.
+    rows: Vec<u32>,
+    end: ChainEnd,
+}
+
+/// How a [`Chain`] goes on after its last row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ChainEnd {
+    /// The last row steps to itself on every class byte, without `LEFT`: every token made of
+    /// class bytes stays alive.
+    Loops,
+    /// One more class byte kills the walk, and no exit was possible on the way: longer
+    /// tokens made of class bytes are rejected, with their subtrees.
+    Dies,
+    /// Alive after [`CHAIN_DEPTH`] class bytes: deeper tokens are walked.
+    Open,
+}
 
 impl Dfa<'_> {
-    /// When a token's first bytes lead from the start into one row that loops on a large
-    /// byte class — the bytes that lead from the start to that row and from the row back to
-    /// itself, with no exit possible (a string's contents right at the start, or after its
-    /// opening quote) — that row and the class.
-    fn loop_class(&mut self) -> Option<(u32, [u64; 4])> {
+    /// The class chain from the start, when the start is one configuration, its first bytes
+    /// mostly lead to one row (those bytes, shrunk at each later step to the ones that still
+    /// agree, make the class), and the chain loops, dies without an exit, or runs past
+    /// [`CHAIN_DEPTH`] bytes while the class keeps [`MIN_CHAIN_CLASS`] bytes. Only rows that
+    /// [`Dfa::fill_lexical_row`] fills take part, so finding a chain costs a few table reads.
+    fn class_chain(&mut self) -> Option<Chain> {
         self.frontier_of_row[self.start as usize].single()?;
         self.fill_lexical_row(self.start);
-        let start = self.start as usize * 256;
-        // The row most first bytes lead to.
-        let mut targets: Vec<u32> = self.table[start..start + 256]
-            .iter()
-            .copied()
-            .filter(|&e| e & SPECIAL == 0 && e & LEFT == 0)
+        let base = self.start as usize * 256;
+        let (first, mut class) = self.most_common_entry(base, &[u64::MAX; 4], false)?;
+        if first & LEFT != 0 {
+            return None;
+        }
+        let mut rows = vec![self.start, first];
+        let mut left = 0;
+        loop {
+            let depth = rows.len() - 1;
+            if depth == CHAIN_DEPTH {
+                return Some(Chain {
+                    class,
+                    rows,
+                    end: ChainEnd::Open,
+                });
+            }
+            let row = rows[depth] & ROW;
+            self.fill_lexical_row(row);
+            let (entry, agreeing) = self.most_common_entry(row as usize * 256, &class, true)?;
+            class = agreeing;
+            if entry & SPECIAL != 0 {
+                // DEAD (UNKNOWN and OVERFLOW are never chosen).
+                if (left | entry) & LEFT != 0 {
+                    return None;
+                }
+                return Some(Chain {
+                    class,
+                    rows,
+                    end: ChainEnd::Dies,
+                });
+            }
+            if entry == row {
+                return Some(Chain {
+                    class,
+                    rows,
+                    end: ChainEnd::Loops,
+                });
+            }
+            left |= entry & LEFT;
+            rows.push((entry & ROW) | left);
+        }
+    }
+
+    /// Among the bytes of `class`, the entry of the row at `base` that most of them have
+    /// (a row, or `DEAD` when `dead_too`), and the bytes that have it; `None` when they are
+    /// fewer than [`MIN_CHAIN_CLASS`].
+    fn most_common_entry(
+        &self,
+        base: usize,
+        class: &[u64; 4],
+        dead_too: bool,
+    ) -> Option<(u32, [u64; 4])> {
+        let in_class = |byte: usize| class[byte / 64] & (1 << (byte % 64)) != 0;
+        let mut entries: Vec<u32> = (0..256)
+            .filter(|&byte| in_class(byte))
+            .map(|byte| self.table[base + byte])
+            .filter(|&e| e & SPECIAL == 0 || (dead_too && e & !LEFT == DEAD))
             .collect();
-        targets.sort_unstable();
-        let row = targets
+        entries.sort_unstable();
+        let entry = *entries
             .chunk_by(|a, b| a == b)
             .max_by_key(|run| run.len())?
-            .first()
-            .copied()?;
-        self.fill_lexical_row(row);
-        let again = row as usize * 256;
-        let mut class = [0u64; 4];
+            .first()?;
+        let mut agreeing = [0u64; 4];
         let mut size = 0;
-        for byte in 0..256 {
-            if self.table[start + byte] == row && self.table[again + byte] == row {
-                class[byte / 64] |= 1 << (byte % 64);
+        for byte in (0..256).filter(|&byte| in_class(byte)) {
+            if self.table[base + byte] == entry {
+                agreeing[byte / 64] |= 1 << (byte % 64);
                 size += 1;
             }
         }
-        (size >= MIN_LOOP_CLASS).then_some((row, class))
+        (size >= MIN_CHAIN_CLASS).then_some((entry, agreeing))
     }
 }
 
@@ -291,6 +354,47 @@ struct Walker<'a> {
 }
 
 impl Walker<'_> {
+    /// Classifies through a class chain: the tokens made of class bytes that stay alive are
+    /// accepted in bulk; each subtree where a token leaves the class is walked from the row
+    /// its class prefix reached, unless that prefix already died (rejected: a chain that
+    /// dies has no exit on the way); past [`CHAIN_DEPTH`] class bytes the deep subtrees are
+    /// walked whole.
+    fn walk_chain(&mut self, dfa: &mut Dfa<'_>, region: &ClassRegion, chain: &Chain) {
+        let last = chain.rows.len() - 1;
+        let alive_up_to = match chain.end {
+            ChainEnd::Loops => {
+                for (word, inside) in self.accepted.iter_mut().zip(&region.inside) {
+                    *word |= inside;
+                }
+                usize::MAX
+            }
+            ChainEnd::Dies | ChainEnd::Open => {
+                let depths = self.trie.region_depths(region);
+                for (word, inside) in self.accepted.iter_mut().zip(&depths.upto[last]) {
+                    *word |= inside;
+                }
+                last
+            }
+        };
+        for &exit in &region.exits {
+            let node = self.trie.nodes()[exit as usize];
+            let prefix = node.depth as usize - 1;
+            if prefix > alive_up_to {
+                // Dies: the prefix died in the class. Open: inside a deep subtree.
+                continue;
+            }
+            self.fast[prefix] = chain.rows[prefix.min(last)];
+            self.walk_nodes(dfa, exit as usize, node.end as usize);
+        }
+        if chain.end == ChainEnd::Open {
+            for &deep in &self.trie.region_depths(region).deep {
+                let node = self.trie.nodes()[deep as usize];
+                self.fast[node.depth as usize - 1] = chain.rows[last];
+                self.walk_nodes(dfa, deep as usize, node.end as usize);
+            }
+        }
+    }
+
     /// Walks the nodes `from..to` (a node and its subtree, or the whole trie), with
     /// `fast[depth - 1]` set for the first of them.
     fn walk_nodes(&mut self, dfa: &mut Dfa<'_>, from: usize, to: usize) {
@@ -483,6 +587,48 @@ mod tests {
         returns
     }
 
+    /// Checks the fast walk against [`reference`] on every scannable state of `g`, with no
+    /// context, each caller's return, and each with its own caller's returns; returns how many
+    /// (state, context) pairs it checked.
+    fn assert_fast_equals_reference(g: &EarleyGrammar, trie: &TokenTrie, label: &str) -> usize {
+        let returns = return_states(g);
+        let mut checked = 0;
+        for state in 0..g.state_count() as u32 {
+            if g.states[state as usize].class == crate::grammar::NO_CLASS {
+                continue;
+            }
+            let rule = g.states[state as usize].rule as usize;
+            let frame = |t: u32| {
+                let count = if g.states[t as usize].counted == crate::grammar::NOT_COUNTED {
+                    crate::grammar::NOT_COUNTED
+                } else {
+                    1
+                };
+                (t, count)
+            };
+            let mut contexts: Vec<Vec<(u32, u32)>> = vec![Vec::new()];
+            for &t in &returns[rule] {
+                contexts.push(vec![frame(t)]);
+                let outer = g.states[t as usize].rule as usize;
+                for &u in returns[outer].iter().take(3) {
+                    contexts.push(vec![frame(t), frame(u)]);
+                }
+            }
+            for context in &contexts {
+                let context = &context[..];
+                let fast = classify(g, trie, state, context);
+                let slow = reference(g, trie, state, context);
+                let label = format!("{label}: state {state} context {context:?}");
+                assert_eq!(fast, slow, "{label}");
+                // Past the row cap the walk falls back to per-node frontiers.
+                let capped = classify_with_max_rows(g, trie, state, context, 3);
+                assert_eq!(capped, slow, "{label}, 3 rows");
+                checked += 1;
+            }
+        }
+        checked
+    }
+
     #[test]
     fn fast_walk_equals_the_static_walk_on_every_state_of_every_shipped_grammar() {
         let trie = TokenTrie::new(Vocabulary::embedded_default());
@@ -491,43 +637,44 @@ mod tests {
             let Some(g) = engine(&sieve_testkit::compile_file(&path)) else {
                 continue;
             };
-            let returns = return_states(&g);
+            checked += assert_fast_equals_reference(&g, &trie, &path.display().to_string());
+        }
+        assert!(checked > 500, "only {checked} states checked");
+    }
+
+    /// Bounded runs of a large class step through a row per count: class chains that die
+    /// (with and without an exit on the way, which must not be decided in bulk), loop, run
+    /// past `CHAIN_DEPTH`, and shrink their class on the way.
+    #[test]
+    fn class_chains_equal_the_static_walk() {
+        let trie = TokenTrie::new(Vocabulary::embedded_default());
+        let grammars = [
+            r#"root ::= "\"" [ !#-\[\]-~]{0,12} "\"""#,
+            r#"root ::= [a-z0-9 ]{3,40} "." "#,
+            "root ::= s \"!\" | s s\ns ::= [ -~]{2,5}",
+            "root ::= [ -~]{4} [ -~]*",
+            r#"root ::= [ -~]{20,30} "x""#,
+            "root ::= [ -~]{3} [a-z]{2,6} [0-9]",
+            r#"root ::= "k" ([ -~] | "\\u" [0-9a-f]{4}){0,9} "\"""#,
+        ];
+        let mut checked = 0;
+        let mut ends = Vec::new();
+        for text in grammars {
+            let grammar = sieve_gbnf::compile(text, &Default::default())
+                .unwrap_or_else(|e| panic!("{text}: {e:?}"));
+            let g = engine(&grammar).expect("compiles");
+            checked += assert_fast_equals_reference(&g, &trie, text);
             for state in 0..g.state_count() as u32 {
-                if g.states[state as usize].class == crate::grammar::NO_CLASS {
-                    continue;
-                }
-                let rule = g.states[state as usize].rule as usize;
-                let frame = |t: u32| {
-                    let count = if g.states[t as usize].counted == crate::grammar::NOT_COUNTED {
-                        crate::grammar::NOT_COUNTED
-                    } else {
-                        1
-                    };
-                    (t, count)
-                };
-                // No context, each caller's return, and each with its own caller's returns.
-                let mut contexts: Vec<Vec<(u32, u32)>> = vec![Vec::new()];
-                for &t in &returns[rule] {
-                    contexts.push(vec![frame(t)]);
-                    let outer = g.states[t as usize].rule as usize;
-                    for &u in returns[outer].iter().take(3) {
-                        contexts.push(vec![frame(t), frame(u)]);
-                    }
-                }
-                for context in &contexts {
-                    let context = &context[..];
-                    let fast = classify(&g, &trie, state, context);
-                    let slow = reference(&g, &trie, state, context);
-                    let label = format!("{}: state {state} context {context:?}", path.display());
-                    assert_eq!(fast, slow, "{label}");
-                    // Past the row cap the walk falls back to per-node frontiers.
-                    let capped = classify_with_max_rows(&g, &trie, state, context, 3);
-                    assert_eq!(capped, slow, "{label}, 3 rows");
-                    checked += 1;
+                if g.states[state as usize].class != crate::grammar::NO_CLASS {
+                    let mut dfa = Dfa::new(&g, state, &[], MAX_ROWS);
+                    ends.extend(dfa.class_chain().map(|chain| chain.end));
                 }
             }
         }
-        assert!(checked > 500, "only {checked} states checked");
+        assert!(checked > 50, "only {checked} states checked");
+        for end in [ChainEnd::Loops, ChainEnd::Dies, ChainEnd::Open] {
+            assert!(ends.contains(&end), "no chain ends {end:?}: {ends:?}");
+        }
     }
 
     #[test]

@@ -50,5 +50,7 @@ mod vocab;
 pub use error::Error;
 pub use hf::VocabType;
 pub use id::TokenId;
-pub use trie::{ClassRegion, Step, TokenTrie, TrieNode, MAX_CLASS_REGIONS};
+pub use trie::{
+    ClassRegion, RegionDepths, Step, TokenTrie, TrieNode, CHAIN_DEPTH, MAX_CLASS_REGIONS,
+};
 pub use vocab::{Vocabulary, DEFAULT_EOS_NAMES, MAX_N_VOCAB, MAX_TOTAL_BYTES};

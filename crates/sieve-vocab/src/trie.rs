@@ -90,6 +90,24 @@ pub struct ClassRegion {
     /// In pre-order, the nodes whose byte is not in the class while every byte of their
     /// parent's prefix is: the subtrees a walk must still visit.
     pub exits: Vec<u32>,
+    class: [u64; 4],
+    depths: std::sync::OnceLock<RegionDepths>,
+}
+
+/// How many leading bytes of the class [`RegionDepths`] tells apart.
+pub const CHAIN_DEPTH: usize = 16;
+
+/// A [`ClassRegion`]'s inside cut by length, for walks whose state changes with each of the
+/// first bytes of the class but not with which byte it is (a bounded string's characters):
+/// see [`TokenTrie::region_depths`].
+#[derive(Debug)]
+pub struct RegionDepths {
+    /// `upto[d]` for `d` in `0..=CHAIN_DEPTH`: the inside tokens of at most `d` bytes, laid out
+    /// as [`ClassRegion::inside`].
+    pub upto: Vec<Vec<u32>>,
+    /// In pre-order, the inside nodes of depth `CHAIN_DEPTH + 1`: their subtrees hold every
+    /// inside token longer than [`CHAIN_DEPTH`] and every exit deeper than `CHAIN_DEPTH + 1`.
+    pub deep: Vec<u32>,
 }
 
 /// At most this many class regions are kept per trie (each about `n_vocab / 8` bytes plus its
@@ -232,7 +250,63 @@ impl TokenTrie {
             n += 1;
         }
         inside.pop();
-        ClassRegion { inside, exits }
+        ClassRegion {
+            inside,
+            exits,
+            class: *class,
+            depths: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// `region`'s inside cut by length ([`RegionDepths`]), computed on first request (one
+    /// walk over the inside nodes up to depth `CHAIN_DEPTH + 1`) and kept with the region.
+    /// `region` must come from this trie's [`TokenTrie::class_region`].
+    pub fn region_depths<'r>(&self, region: &'r ClassRegion) -> &'r RegionDepths {
+        region
+            .depths
+            .get_or_init(|| self.compute_depths(&region.class))
+    }
+
+    fn compute_depths(&self, class: &[u64; 4]) -> RegionDepths {
+        let words = self.n_vocab.div_ceil(32);
+        // exact[d]: the inside tokens of exactly d bytes; one spare word as in compute_region.
+        let mut exact = vec![vec![0u32; words + 1]; CHAIN_DEPTH + 1];
+        let spare = words * 32 + 31;
+        let mut deep = Vec::new();
+        let mut n = 0;
+        while n < self.nodes.len() {
+            let node = self.nodes[n];
+            let depth = node.depth as usize;
+            if class[node.byte as usize / 64] & (1 << (node.byte % 64)) == 0 {
+                n = node.end as usize;
+                continue;
+            }
+            if depth > CHAIN_DEPTH {
+                deep.push(n as u32);
+                n = node.end as usize;
+                continue;
+            }
+            let bits = &mut exact[depth];
+            if node.shared {
+                for pos in self.tokens_at_node(n) {
+                    let id = self.ids[pos].index();
+                    bits[id / 32] |= 1 << (id % 32);
+                }
+            } else {
+                let id = (node.token as usize).min(spare);
+                bits[id / 32] |= 1 << (id % 32);
+            }
+            n += 1;
+        }
+        let mut upto = Vec::with_capacity(CHAIN_DEPTH + 1);
+        let mut acc = vec![0u32; words];
+        for bits in exact {
+            for (word, bit) in acc.iter_mut().zip(bits) {
+                *word |= bit;
+            }
+            upto.push(acc.clone());
+        }
+        RegionDepths { upto, deep }
     }
 
     /// The length of the longest text token (the deepest node).
