@@ -93,10 +93,15 @@ pub fn run(root: &Path, settings: &Settings) -> Result<(), String> {
         settings.seeds
     );
     let mut tallies: Vec<(TallyKey, Tally)> = Vec::new();
-    let mut masks: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
+    // Mask times per set (grammars/, JSONSchemaBench), with and without the budget.
+    let mut masks: [[Vec<f64>; 2]; 2] = Default::default();
     let mut failures = Vec::new();
+    // The slowest budgeted mask of each input.
+    let mut slowest: Vec<(f64, String)> = Vec::new();
     let mut skipped = Vec::new();
     for input in &inputs {
+        let set = usize::from(input.set != "grammars/");
+        let timed_before = masks[set][0].len();
         let compiled = match CompiledGrammar::new(&input.grammar, tokenizer.clone(), &warm) {
             Ok(compiled) => Arc::new(compiled),
             Err(e) => {
@@ -131,7 +136,7 @@ pub fn run(root: &Path, settings: &Settings) -> Result<(), String> {
                         guarantee,
                         sampler,
                         seed,
-                        &mut masks[usize::from(!guarantee)],
+                        &mut masks[set][usize::from(!guarantee)],
                     );
                     let complete = match outcome {
                         Ok(complete) => complete,
@@ -159,7 +164,13 @@ pub fn run(root: &Path, settings: &Settings) -> Result<(), String> {
                 }
             }
         }
+        let worst = masks[set][0][timed_before..]
+            .iter()
+            .copied()
+            .fold(0.0, f64::max);
+        slowest.push((worst, input.name.clone()));
     }
+    slowest.sort_by(|a, b| b.0.total_cmp(&a.0));
     let count = |set: &str| inputs.iter().filter(|i| i.set == set).count();
     println!(
         "inputs: {} from grammars/, {} JSONSchemaBench schemas; {} skipped\n",
@@ -198,11 +209,16 @@ pub fn run(root: &Path, settings: &Settings) -> Result<(), String> {
     }
 
     println!("\n## Mask time over these walks\n");
-    println!("| masks | count | p50 µs | p99 µs |");
-    println!("|---|---|---|---|");
-    for (label, times) in ["with budget", "without budget"]
-        .iter()
-        .zip(masks.iter_mut())
+    println!("| set | masks | count | p50 µs | p99 µs |");
+    println!("|---|---|---|---|---|");
+    for (label, times) in [
+        "grammars/ | with budget",
+        "grammars/ | without budget",
+        "JSONSchemaBench | with budget",
+        "JSONSchemaBench | without budget",
+    ]
+    .iter()
+    .zip(masks.iter_mut().flatten())
     {
         times.sort_by(f64::total_cmp);
         if times.is_empty() {
@@ -215,6 +231,11 @@ pub fn run(root: &Path, settings: &Settings) -> Result<(), String> {
             at(0.5),
             at(0.99)
         );
+    }
+
+    println!("\nslowest budgeted masks:");
+    for (us, name) in slowest.iter().take(5) {
+        println!("  {us:.0} µs  {name}");
     }
 
     println!("\n## Tightness (small grammars, small vocabularies)\n");

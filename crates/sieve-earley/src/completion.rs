@@ -37,8 +37,8 @@
 //! to `s'`, the new set holds the item at `s'` with the same origin, so the bound after the
 //! token is at most `rest[s'] + R` of its node. It is exactly the minimum of that over the
 //! scan items when no item branches inside the token: every state the walk passes through
-//! before the last byte has no rule edge, no ε edge, does not accept and has one edge for
-//! the byte (then the new set is the closure of those items, and every route of the closure
+//! before the last byte has no rule edge, no ε edge, does not accept (or is the root's and
+//! no rule refers to the root, so completing it feeds nothing) and has one edge for the byte (then the new set is the closure of those items, and every route of the closure
 //! starts from one of them). [`Parser::completion_hints`] walks the trie from each scan state
 //! this way and says so.
 //!
@@ -90,6 +90,8 @@ pub struct CompletionTable {
     within: Vec<u32>,
     /// The longest string the caps cover (the vocabulary's longest token).
     max_bytes: usize,
+    /// Whether some rule refers to the root (then completing it may feed a waiter).
+    root_waited: bool,
 }
 
 /// One argument list of Knuth's superior functions: `head = weight + Σ tails · times`.
@@ -128,11 +130,14 @@ impl CompletionTable {
         let max_bytes = trie.max_token_len();
         let (rest, rule_min) = shortest(g, trie);
         let within = within(g, &rest, &rule_min, max_bytes);
+        let root_waited = g.rule_edges.iter().any(|e| e.rule == g.root)
+            || g.counted.iter().any(|c| c.item == g.root);
         CompletionTable {
             rest,
             rule_min,
             within,
             max_bytes,
+            root_waited,
         }
     }
 
@@ -434,6 +439,47 @@ impl std::hash::Hasher for NodeHasher {
 
 type NodeMap<V> = HashMap<(u32, u32), V, std::hash::BuildHasherDefault<NodeHasher>>;
 
+/// A byte with no edge in a [`Rows`] row.
+const NO_STEP: u32 = u32::MAX;
+/// Set in a [`Rows`] step when more than one edge matches the byte (the target is the first).
+const MANY_STEPS: u32 = 1 << 31;
+
+/// The byte edges of the states a hint walk meets, as 256-entry rows (built on first use).
+#[derive(Default)]
+struct Rows {
+    index: NodeMap<usize>,
+    steps: Vec<[u32; 256]>,
+    /// Whether an item in the state can branch: a rule or ε edge, or an accepting state
+    /// whose completion something may wait for (anything but the never-referenced root).
+    branches: Vec<bool>,
+}
+
+impl Rows {
+    fn of(&mut self, g: &EarleyGrammar, table: &CompletionTable, state: u32) -> usize {
+        if let Some(&row) = self.index.get(&(state, 0)) {
+            return row;
+        }
+        let info = &g.states[state as usize];
+        let mut steps = [NO_STEP; 256];
+        for edge in g.byte_edges(info) {
+            for byte in edge.lo..=edge.hi {
+                let step = &mut steps[byte as usize];
+                *step = if *step == NO_STEP {
+                    edge.target
+                } else {
+                    *step | MANY_STEPS
+                };
+            }
+        }
+        let completes = info.accepting && (info.rule != g.root || table.root_waited);
+        self.steps.push(steps);
+        self.branches
+            .push(completes || !g.rule_edges(info).is_empty() || !g.eps_edges(info).is_empty());
+        self.index.insert((state, 0), self.steps.len() - 1);
+        self.steps.len() - 1
+    }
+}
+
 /// The routes of a parser's sets up to some length: `R` of every node reachable from that
 /// top set, valid for as long as those sets are not popped (sets below the top never change,
 /// and `R(A, i)` reads only sets up to `i`).
@@ -604,47 +650,41 @@ impl Parser {
         states.dedup_by_key(|(state, _)| *state);
         let nodes = trie.nodes();
         let mut inexact: Vec<std::ops::Range<usize>> = Vec::new();
-        // Per depth: the state after that many bytes, and whether no state before it
-        // branches.
-        let mut path: Vec<(u32, bool)> = Vec::new();
+        let mut rows = Rows::default();
+        // Per depth: the row of the state after that many bytes, and whether no state
+        // before it branches.
+        let mut path: Vec<(usize, bool)> = Vec::new();
         for &(start, r) in &states {
             path.clear();
-            path.push((start, true));
+            path.push((rows.of(g, table, start), true));
             let mut i = 0;
             while i < nodes.len() {
                 let node = nodes[i];
                 let depth = node.depth as usize;
                 path.truncate(depth);
-                let (parent, clean) = path[depth - 1];
-                let info = &g.states[parent as usize];
+                let (row, clean) = path[depth - 1];
                 // The scan state's own branches are scan items of the top set, walked
                 // separately; a state reached inside the token branches on its own.
-                let branches = depth > 1
-                    && (info.accepting
-                        || !g.rule_edges(info).is_empty()
-                        || !g.eps_edges(info).is_empty());
-                let clean = clean && !branches;
-                let mut matching = g
-                    .byte_edges(info)
-                    .iter()
-                    .filter(|e| e.lo <= node.byte && node.byte <= e.hi);
-                let Some(edge) = matching.next() else {
+                let clean = clean && (depth == 1 || !rows.branches[row]);
+                let step = rows.steps[row][node.byte as usize];
+                if step == NO_STEP {
                     if !clean {
                         inexact.push(node.pos as usize..trie.node_pos_end(i));
                     }
                     i = node.end as usize;
                     continue;
-                };
-                let clean = clean && matching.next().is_none();
+                }
+                let target = step & !MANY_STEPS;
+                let clean = clean && step & MANY_STEPS == 0;
                 if node.has_token() {
-                    let bound = table.rest[edge.target as usize].saturating_add(r);
+                    let bound = table.rest[target as usize].saturating_add(r);
                     for pos in trie.tokens_at_node(i) {
                         let hint = &mut hints[pos];
                         hint.bound = hint.bound.min(bound);
                         hint.exact &= clean;
                     }
                 }
-                path.push((edge.target, clean));
+                path.push((rows.of(g, table, target), clean));
                 i += 1;
             }
         }
