@@ -101,14 +101,15 @@ impl AhoCorasick {
                     (Hit::None, h) => h,
                 };
             }
-            for b in 0..256 {
-                let child = next[u][b];
-                let fallback = if u == 0 { 0 } else { next[fail[u] as usize][b] };
-                if child == NONE {
-                    next[u][b] = fallback;
+            // The failure state is shallower, so its row is already complete.
+            let fail_row = (u != 0).then(|| next[fail[u] as usize]);
+            for (b, slot) in next[u].iter_mut().enumerate() {
+                let fallback = fail_row.map_or(0, |row| row[b]);
+                if *slot == NONE {
+                    *slot = fallback;
                 } else {
-                    fail[child as usize] = fallback;
-                    queue.push_back(child);
+                    fail[*slot as usize] = fallback;
+                    queue.push_back(*slot);
                 }
             }
         }

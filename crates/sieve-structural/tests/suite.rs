@@ -1,0 +1,389 @@
+//! sieve-structural's suite: XGrammar's verdicts on the checked-in differential fixtures,
+//! located errors (the token formats refused, not accepted), and token masks of compiled
+//! structural tags against the brute-force oracle at every step of walks.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+use sieve_ir::Grammar;
+use sieve_matcher::{ByteMatcher, CompiledGrammar, Matcher, Options as CompileOptions, Tokenizer};
+use sieve_structural::{compile, ErrorKind, Options};
+use sieve_vocab::Vocabulary;
+
+// ---------------------------------------------------------------------------------------------
+// Differential fixtures (tests/fixtures/generate.py, judged by XGrammar 0.2.8).
+
+#[derive(Deserialize)]
+struct FixtureFile {
+    fixtures: Vec<Fixture>,
+}
+
+#[derive(Deserialize)]
+struct Fixture {
+    name: String,
+    structural_tag: Value,
+    cases: Vec<Case>,
+}
+
+#[derive(Deserialize)]
+struct Case {
+    text: Option<String>,
+    hex: Option<String>,
+    xgrammar: bool,
+    /// sieve's verdict where it differs on purpose (documented under `why`).
+    sieve: Option<bool>,
+    why: Option<String>,
+}
+
+impl Case {
+    fn bytes(&self) -> Vec<u8> {
+        match (&self.text, &self.hex) {
+            (Some(text), _) => text.as_bytes().to_vec(),
+            (None, Some(hex)) => (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex"))
+                .collect(),
+            (None, None) => panic!("a case needs text or hex"),
+        }
+    }
+}
+
+/// Whether the whole of `text` is in the grammar's language, by the real pipeline.
+fn accepts(grammar: &Grammar, text: &[u8]) -> bool {
+    let mut matcher = ByteMatcher::new(grammar, &CompileOptions::default()).expect("compiles");
+    for &b in text {
+        if !matcher.push_byte(b).expect("within limits") {
+            return false;
+        }
+    }
+    matcher.can_finish()
+}
+
+#[test]
+fn xgrammar_fixtures() {
+    let text = include_str!("fixtures/structural_tags.json");
+    let file: FixtureFile = serde_json::from_str(text).expect("fixture file");
+    assert!(file.fixtures.len() >= 20);
+    let docs = include_str!("../../../docs/structural-tags.md");
+    let mut failures = Vec::new();
+    let mut differences = 0;
+    for fixture in &file.fixtures {
+        let grammar = compile(&fixture.structural_tag, &Options::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", fixture.name));
+        for case in &fixture.cases {
+            let expected = match (case.sieve, &case.why) {
+                (Some(sieve), Some(why)) => {
+                    differences += 1;
+                    assert!(
+                        docs.contains(&format!("## {why}")),
+                        "{}: the difference {why:?} is not a heading of docs/structural-tags.md",
+                        fixture.name
+                    );
+                    sieve
+                }
+                _ => case.xgrammar,
+            };
+            let bytes = case.bytes();
+            let got = accepts(&grammar, &bytes);
+            if got != expected {
+                failures.push(format!(
+                    "{}: {:?}: sieve {got}, expected {expected} (XGrammar {})",
+                    fixture.name,
+                    String::from_utf8_lossy(&bytes),
+                    case.xgrammar
+                ));
+            }
+        }
+    }
+    assert!(differences > 0, "the documented differences are exercised");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors: located, and the formats sieve cannot compile yet refused.
+
+fn error_of(format: Value) -> sieve_structural::Error {
+    compile(
+        &json!({"type": "structural_tag", "format": format}),
+        &Options::default(),
+    )
+    .expect_err("refused")
+}
+
+#[test]
+fn token_formats_are_refused_not_accepted() {
+    for format in [
+        json!({"type": "token", "token": "<|im_end|>"}),
+        json!({"type": "exclude_token", "exclude_tokens": [1]}),
+        json!({"type": "any_tokens"}),
+        json!({"type": "token_triggered_tags", "trigger_tokens": [5], "tags": []}),
+        json!({"type": "token_dispatch", "rules": []}),
+    ] {
+        let e = error_of(
+            json!({"type": "sequence", "elements": [{"type": "const_string", "value": "a"}, format]}),
+        );
+        assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
+        assert_eq!(e.pointer, "/format/elements/1", "{e}");
+        assert!(e.message.contains("special-token"), "{e}");
+    }
+    let e = error_of(
+        json!({"type": "tag", "begin": {"type": "token", "token": 7}, "content": {"type": "const_string", "value": "x"}, "end": "</x>"}),
+    );
+    assert_eq!(
+        (e.kind, e.pointer.as_str()),
+        (ErrorKind::Unsupported, "/format/begin")
+    );
+    let e = error_of(
+        json!({"type": "tag", "begin": "<x>", "content": {"type": "const_string", "value": "x"}, "end": {"type": "token", "token": 7}}),
+    );
+    assert_eq!(
+        (e.kind, e.pointer.as_str()),
+        (ErrorKind::Unsupported, "/format/end")
+    );
+}
+
+#[test]
+fn unsupported_options_are_located() {
+    let schema = json!({"type": "object"});
+    for (format, pointer) in [
+        (
+            json!({"type": "json_schema", "json_schema": schema, "style": "qwen_xml"}),
+            "/format/style",
+        ),
+        (
+            json!({"type": "json_schema", "json_schema": schema, "any_order": true}),
+            "/format/any_order",
+        ),
+        (
+            json!({"type": "json_schema", "json_schema": schema, "excludes": ["x"]}),
+            "/format/excludes",
+        ),
+        (
+            json!({"type": "any_text", "max_tokens": 5}),
+            "/format/max_tokens",
+        ),
+        (
+            json!({"type": "qwen_xml_parameter", "json_schema": schema}),
+            "/format",
+        ),
+    ] {
+        let e = error_of(format);
+        assert_eq!(
+            (e.kind, e.pointer.as_str()),
+            (ErrorKind::Unsupported, pointer),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn invalid_documents_are_located() {
+    let c = |v: &str| json!({"type": "const_string", "value": v});
+    let cases = [
+        (json!({"type": "nope"}), "/format/type"),
+        (json!({"type": "const_string"}), "/format"),
+        (json!({"type": "const_string", "value": 3}), "/format/value"),
+        (
+            json!({"type": "const_string", "value": "a", "vlaue": "b"}),
+            "/format/vlaue",
+        ),
+        (
+            json!({"type": "sequence", "elements": []}),
+            "/format/elements",
+        ),
+        (
+            json!({"type": "repeat", "min": 3, "max": 2, "content": c("a")}),
+            "/format/max",
+        ),
+        (
+            json!({"type": "or", "elements": [c("a"), {"type": "regex", "pattern": "(?=a)"}]}),
+            "/format/elements/1/pattern",
+        ),
+        (
+            json!({"type": "grammar", "grammar": "root ::= undefined_rule"}),
+            "/format/grammar",
+        ),
+        (
+            json!({"type": "triggered_tags", "triggers": ["<a"], "tags": [{"begin": "<b>", "content": c("x"), "end": "</b>"}]}),
+            "/format/tags/0/begin",
+        ),
+        (
+            json!({"type": "triggered_tags", "triggers": ["<a", "<"], "tags": [{"begin": "<a>", "content": c("x"), "end": "</a>"}]}),
+            "/format/tags/0/begin",
+        ),
+        (
+            json!({"type": "triggered_tags", "triggers": [""], "tags": []}),
+            "/format/triggers/0",
+        ),
+        (
+            json!({"type": "any_text", "excludes": [""]}),
+            "/format/excludes/0",
+        ),
+        (
+            json!({"type": "tag", "begin": "<a>", "content": {"type": "any_text"}, "end": ""}),
+            "/format/end",
+        ),
+        (
+            json!({"type": "dispatch", "rules": [["x", c("1")], ["x", c("2")]]}),
+            "/format/rules/1/0",
+        ),
+        (
+            json!({"type": "json_schema", "json_schema": {"type": "object", "properties": {"a": {"$ref": "#/nowhere"}}}}),
+            "/format/json_schema/properties/a/$ref",
+        ),
+    ];
+    for (format, pointer) in cases {
+        let e = error_of(format.clone());
+        assert_eq!(e.pointer, pointer, "{format}: {e}");
+    }
+    let e = sieve_structural::compile_str("{", &Options::default()).unwrap_err();
+    assert_eq!((e.kind, e.pointer.as_str()), (ErrorKind::Invalid, ""));
+    let deep = (0..100).fold(
+        json!({"type": "const_string", "value": "x"}),
+        |inner, _| json!({"type": "optional", "content": inner}),
+    );
+    assert_eq!(error_of(deep).kind, ErrorKind::Limit);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Masks against brute force.
+
+/// Every single byte, the substrings of length 2 to 6 of the samples, and `</s>` as EOS.
+fn synthetic_vocab(samples: &[&str]) -> Vocabulary {
+    let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    for sample in samples {
+        let sample = sample.as_bytes();
+        for len in 2..=6 {
+            for window in sample.windows(len).step_by((len - 1).max(1)) {
+                tokens.push(window.to_vec());
+            }
+        }
+    }
+    tokens.sort();
+    tokens.dedup();
+    let mut list: String = tokens
+        .iter()
+        .map(|t| {
+            format!(
+                "hex:{}\n",
+                t.iter().map(|b| format!("{b:02x}")).collect::<String>()
+            )
+        })
+        .collect();
+    list.push_str("special:\"</s>\"\n\n");
+    sieve_vocab::plain::parse(list.as_bytes(), &Default::default()).expect("valid list")
+}
+
+/// Greedy longest-match tokenisation.
+fn tokenize(vocab: &Vocabulary, text: &[u8]) -> Vec<u32> {
+    let mut by_bytes = std::collections::HashMap::new();
+    for id in 0..vocab.n_vocab() as u32 {
+        let token = vocab.token(id).expect("in range");
+        if !vocab.is_special(token) {
+            by_bytes.entry(vocab.bytes(token).to_vec()).or_insert(id);
+        }
+    }
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let len = (1..=text.len() - at)
+            .rev()
+            .find(|&len| by_bytes.contains_key(&text[at..at + len]))
+            .expect("single bytes are tokens");
+        out.push(by_bytes[&text[at..at + len]]);
+        at += len;
+    }
+    out
+}
+
+fn mask_of(matcher: &mut Matcher) -> Vec<u32> {
+    let mut mask = vec![0u32; matcher.compiled().bitmask_words()];
+    matcher.fill_next_token_bitmask(&mut mask).expect("mask");
+    mask
+}
+
+/// The brute-force mask: every token tried on its own.
+fn oracle_mask(matcher: &mut Matcher) -> Vec<u32> {
+    let compiled = matcher.compiled().clone();
+    let mut mask = vec![0u32; compiled.bitmask_words()];
+    for id in 0..compiled.vocabulary().n_vocab() as u32 {
+        if matcher.validate_tokens(&[id]).expect("no limit") == 1 {
+            mask[id as usize / 32] |= 1 << (id % 32);
+        }
+    }
+    mask
+}
+
+/// Walks `text` token by token, the mask equal to the oracle's at every step, then EOS.
+fn walk(compiled: &Arc<CompiledGrammar>, text: &str, label: &str) {
+    let tokens = tokenize(compiled.vocabulary(), text.as_bytes());
+    let mut matcher = Matcher::new(compiled.clone());
+    for (step, &token) in tokens.iter().enumerate() {
+        let mask = mask_of(&mut matcher);
+        assert!(
+            mask == oracle_mask(&mut matcher),
+            "{label}: {text:?}: step {step}"
+        );
+        assert!(
+            mask[token as usize / 32] & (1 << (token % 32)) != 0,
+            "{label}: {text:?}: step {step}: token refused"
+        );
+        matcher.accept_token(token).expect("allowed");
+    }
+    let mask = mask_of(&mut matcher);
+    assert!(
+        mask == oracle_mask(&mut matcher),
+        "{label}: {text:?}: final step"
+    );
+    assert!(matcher.can_terminate(), "{label}: {text:?} is a sentence");
+}
+
+#[test]
+fn masks_equal_brute_force_on_tool_calls_and_free_text() {
+    let weather =
+        json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]});
+    let cases: Vec<(&str, Value, Vec<&str>)> = vec![
+        (
+            "triggered_tags",
+            json!({"type": "triggered_tags", "triggers": ["<tool_call>"], "tags": [
+                {"type": "tag", "begin": "<tool_call>{\"name\": \"w\", \"arguments\": ", "content": {"type": "json_schema", "json_schema": weather}, "end": "}</tool_call>"},
+                {"type": "tag", "begin": "<tool_call>{\"name\": \"t\", \"arguments\": ", "content": {"type": "json_schema", "json_schema": {"type": "object"}}, "end": "}</tool_call>"}
+            ], "excludes": ["<|im_end|>"]}),
+            vec![
+                "Sure <tool_call>{\"name\": \"w\", \"arguments\": {\"city\": \"Oslo\"}}</tool_call> done é",
+                "<tool_call>{\"name\": \"t\", \"arguments\": {}}</tool_call><tool_call>{\"name\": \"w\", \"arguments\": {\"city\":\"x\"}}</tool_call>",
+                "no call at all, <tool_ only",
+            ],
+        ),
+        (
+            "think_then_answer",
+            json!({"type": "sequence", "elements": [
+                {"type": "tag", "begin": "<think>", "content": {"type": "any_text"}, "end": "</think>"},
+                {"type": "any_text", "max_chars": 12}
+            ]}),
+            vec!["<think>a </thin b</think>answer", "<think></think>日本"],
+        ),
+        (
+            "dispatch_no_loop",
+            json!({"type": "dispatch", "rules": [["@@", {"type": "regex", "pattern": "[0-9]+;"}]], "loop": false, "excludes": ["!!"]}),
+            vec!["hi @@12;", "a!b@c", "@@7;"],
+        ),
+    ];
+    for (label, format, texts) in cases {
+        let grammar = compile(
+            &json!({"type": "structural_tag", "format": format}),
+            &Options::default(),
+        )
+        .unwrap_or_else(|e| panic!("{label}: {e}"));
+        let vocab = Arc::new(synthetic_vocab(&texts));
+        let tokenizer = Arc::new(Tokenizer::new(vocab));
+        let compiled = Arc::new(
+            CompiledGrammar::new(&grammar, tokenizer, &CompileOptions::default())
+                .expect("compiles"),
+        );
+        for text in texts {
+            walk(&compiled, text, label);
+        }
+    }
+}
