@@ -27,7 +27,7 @@
 use std::collections::HashMap;
 
 use sieve_backend::{push_range, Classification, TokenSet};
-use sieve_vocab::{ClassRegion, TokenTrie, CHAIN_DEPTH};
+use sieve_vocab::{ClassRegion, TextRegion, TokenTrie, Utf8State, CHAIN_DEPTH};
 
 use crate::grammar::EarleyGrammar;
 use crate::within::{Config, Frontier, StaticWalk};
@@ -212,12 +212,21 @@ fn classify_with_max_rows(
         fast: vec![0u32; trie.max_token_len() + 1],
     };
     walker.fast[0] = dfa.start;
-    let chain = dfa
-        .class_chain()
-        .and_then(|chain| Some((trie.class_region(&chain.class)?, chain)));
-    match chain {
-        Some((region, chain)) => walker.walk_chain(&mut dfa, &region, &chain),
-        None => walker.walk_nodes(&mut dfa, 0, trie.nodes().len()),
+    let chain = dfa.class_chain();
+    let text = chain.as_ref().and_then(|chain| {
+        let rows = dfa.text_rows(chain)?;
+        Some((trie.text_region(&chain.class)?, rows))
+    });
+    let bytes = || {
+        let chain = chain.as_ref()?;
+        Some((trie.class_region(&chain.class)?, chain))
+    };
+    if let Some((region, rows)) = text {
+        walker.walk_text(&mut dfa, &region, &rows);
+    } else if let Some((region, chain)) = bytes() {
+        walker.walk_chain(&mut dfa, &region, chain);
+    } else {
+        walker.walk_nodes(&mut dfa, 0, trie.nodes().len());
     }
     let mut accepted = walker.accepted;
     accepted.pop();
@@ -309,6 +318,51 @@ impl Dfa<'_> {
         }
     }
 
+    /// When `chain` loops from its first row on ASCII bytes only, and that row reads
+    /// well-formed UTF-8 text the way the decoder does — each decoder state has one row, every
+    /// well-formed byte steps it to the row of the next state without `LEFT`, and a token's
+    /// first byte from the start does the same as from the boundary row (a JSON string's
+    /// characters) — the row of each [`Utf8State`], indexed by its `repr`.
+    fn text_rows(&mut self, chain: &Chain) -> Option<[u32; 8]> {
+        let ascii = &chain.class;
+        if chain.end != ChainEnd::Loops || chain.rows.len() != 2 || ascii[2] | ascii[3] != 0 {
+            return None;
+        }
+        let mut rows = [u32::MAX; 8];
+        rows[Utf8State::Boundary as usize] = chain.rows[1];
+        let mut todo = vec![Utf8State::Boundary];
+        while let Some(state) = todo.pop() {
+            let row = rows[state as usize];
+            self.fill_lexical_row(row);
+            for byte in 0..=255u8 {
+                let Some(next) = state.step(byte, ascii) else {
+                    continue;
+                };
+                let entry = self.table[row as usize * 256 + byte as usize];
+                if entry & (SPECIAL | LEFT) != 0 {
+                    return None;
+                }
+                match rows[next as usize] {
+                    u32::MAX => {
+                        rows[next as usize] = entry;
+                        todo.push(next);
+                    }
+                    known if known == entry => {}
+                    _ => return None,
+                }
+            }
+        }
+        let start = self.start as usize * 256;
+        for byte in 0..=255u8 {
+            if let Some(next) = Utf8State::Boundary.step(byte, ascii) {
+                if self.table[start + byte as usize] != rows[next as usize] {
+                    return None;
+                }
+            }
+        }
+        rows.iter().all(|&row| row != u32::MAX).then_some(rows)
+    }
+
     /// Among the bytes of `class`, the entry of the row at `base` that most of them have
     /// (a row, or `DEAD` when `dead_too`), and the bytes that have it; `None` when they are
     /// fewer than [`MIN_CHAIN_CLASS`].
@@ -354,6 +408,25 @@ struct Walker<'a> {
 }
 
 impl Walker<'_> {
+    /// Classifies from a row that reads UTF-8 text ([`Dfa::text_rows`]): the tokens of the
+    /// text region are accepted in bulk, and each subtree where a token breaks the text is
+    /// walked from the row of the decoder state before the breaking byte.
+    fn walk_text(&mut self, dfa: &mut Dfa<'_>, region: &TextRegion, rows: &[u32; 8]) {
+        for (word, inside) in self.accepted.iter_mut().zip(&region.inside) {
+            *word |= inside;
+        }
+        for &(exit, state) in &region.exits {
+            let node = self.trie.nodes()[exit as usize];
+            let depth = node.depth as usize;
+            self.fast[depth - 1] = if depth == 1 {
+                dfa.start
+            } else {
+                rows[state as usize]
+            };
+            self.walk_nodes(dfa, exit as usize, node.end as usize);
+        }
+    }
+
     /// Classifies through a class chain: the tokens made of class bytes that stay alive are
     /// accepted in bulk; each subtree where a token leaves the class is walked from the row
     /// its class prefix reached, unless that prefix already died (rejected: a chain that
@@ -675,6 +748,32 @@ mod tests {
         for end in [ChainEnd::Loops, ChainEnd::Dies, ChainEnd::Open] {
             assert!(ends.contains(&end), "no chain ends {end:?}: {ends:?}");
         }
+    }
+
+    /// A JSON string's characters (UTF-8 validated, with escapes) are read as text, and the
+    /// classification through the text region equals the static walk's (GPT-2's vocabulary
+    /// has tokens that end inside a character and tokens that break one).
+    #[test]
+    fn json_strings_are_classified_as_text() {
+        let trie = TokenTrie::new(Vocabulary::embedded_default());
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}},
+            "required": ["name"]
+        });
+        let grammar = sieve_jsonschema::compile(&schema, &Default::default()).expect("compiles");
+        let g = engine(&grammar.grammar).expect("builds");
+        let mut text_states = 0;
+        for state in 0..g.state_count() as u32 {
+            if g.states[state as usize].class != crate::grammar::NO_CLASS {
+                let mut dfa = Dfa::new(&g, state, &[], MAX_ROWS);
+                if let Some(chain) = dfa.class_chain() {
+                    text_states += usize::from(dfa.text_rows(&chain).is_some());
+                }
+            }
+        }
+        assert!(text_states > 0, "no state reads text");
+        assert!(assert_fast_equals_reference(&g, &trie, "json strings") > 10);
     }
 
     #[test]

@@ -34,6 +34,10 @@
 //!   ([`TrieNode::token`] is the lowest id among them; [`TokenTrie::tokens_at_node`] lists
 //!   them all).
 
+mod text;
+
+pub use text::{TextRegion, Utf8State};
+
 use crate::{TokenId, Vocabulary};
 
 /// What a [`TokenTrie::walk`] visitor wants next.
@@ -129,6 +133,7 @@ impl Clone for RegionCache {
 #[derive(Clone, Debug)]
 pub struct TokenTrie {
     regions: RegionCache,
+    text_regions: text::TextRegionCache,
     nodes: Vec<TrieNode>,
     max_len: usize,
     n_vocab: usize,
@@ -185,6 +190,7 @@ impl TokenTrie {
             .unwrap_or(0);
         TokenTrie {
             regions: RegionCache::default(),
+            text_regions: text::TextRegionCache::default(),
             nodes,
             max_len,
             n_vocab: vocab.n_vocab(),
