@@ -1,0 +1,441 @@
+//! Byte automata for the terminal operators that need them: `&` (intersection), `~`
+//! (complement) and lazy lexemes (`name[lazy]:`).
+//!
+//! A terminal's IR expression (references to other terminals inlined) becomes a Thompson NFA
+//! over bytes, then a complete DFA by subset construction (state 0 is the start; a dead state
+//! is an ordinary non-accepting state). The operations work on complete DFAs:
+//! - `&`: the product, accepting where both accept;
+//! - `~`: the same automaton with accepting and non-accepting states swapped, so the
+//!   complement is over *all byte strings*, invalid UTF-8 included (as in llguidance);
+//! - lazy: every edge out of an accepting state is dropped, which leaves exactly the strings
+//!   of the language none of whose proper prefixes is in the language (the lexeme ends at its
+//!   first possible end).
+//!
+//! The result is emitted as right-linear rules, one per live state (`S ::= [class] T | … |
+//! ε`), so the rest of sieve sees an ordinary grammar.
+//!
+//! **Invariants:** every automaton built here is complete (256 edges per state); NFA and DFA
+//! sizes are bounded by [`crate::Limits::max_automaton_states`], past which construction
+//! stops with an error instead of growing; inlining refuses cyclic references.
+
+use foldhash::HashMap;
+use sieve_ir::{ByteClass, Expr, ExprKind, GrammarBuilder, RuleId};
+
+/// Why an automaton could not be built.
+#[derive(Debug)]
+pub(crate) enum DfaError {
+    /// Over the state limit.
+    TooLarge,
+    /// A rule that refers to itself: not regular as written.
+    Recursive(RuleId),
+}
+
+/// A Thompson NFA: ε-edges and byte-class edges per state.
+struct Nfa {
+    eps: Vec<Vec<u32>>,
+    edges: Vec<Vec<(ByteClass, u32)>>,
+    limit: usize,
+}
+
+impl Nfa {
+    fn state(&mut self) -> Result<u32, DfaError> {
+        if self.eps.len() >= self.limit {
+            return Err(DfaError::TooLarge);
+        }
+        self.eps.push(Vec::new());
+        self.edges.push(Vec::new());
+        Ok(u32::try_from(self.eps.len() - 1).map_err(|_| DfaError::TooLarge)?)
+    }
+
+    /// Adds `expr` between fresh states; returns (entry, exit).
+    fn build(
+        &mut self,
+        expr: &Expr,
+        builder: &GrammarBuilder,
+        stack: &mut Vec<RuleId>,
+    ) -> Result<(u32, u32), DfaError> {
+        let from = self.state()?;
+        let to = self.state()?;
+        match expr.kind() {
+            ExprKind::Empty => self.eps[from as usize].push(to),
+            ExprKind::Bytes(bytes) => {
+                let mut at = from;
+                for (i, &b) in bytes.iter().enumerate() {
+                    let next = if i + 1 == bytes.len() {
+                        to
+                    } else {
+                        self.state()?
+                    };
+                    self.edges[at as usize].push((ByteClass::byte(b), next));
+                    at = next;
+                }
+            }
+            ExprKind::Class(class) => self.edges[from as usize].push((class.clone(), to)),
+            ExprKind::Ref(id) => {
+                if stack.contains(id) {
+                    return Err(DfaError::Recursive(*id));
+                }
+                let Some(body) = builder.body(*id) else {
+                    return Err(DfaError::Recursive(*id));
+                };
+                stack.push(*id);
+                let (a, b) = self.build(body, builder, stack)?;
+                stack.pop();
+                self.eps[from as usize].push(a);
+                self.eps[b as usize].push(to);
+            }
+            ExprKind::Seq(items) => {
+                let mut at = from;
+                for item in items {
+                    let (a, b) = self.build(item, builder, stack)?;
+                    self.eps[at as usize].push(a);
+                    at = b;
+                }
+                self.eps[at as usize].push(to);
+            }
+            ExprKind::Choice(alts) => {
+                for alt in alts {
+                    let (a, b) = self.build(alt, builder, stack)?;
+                    self.eps[from as usize].push(a);
+                    self.eps[b as usize].push(to);
+                }
+            }
+            ExprKind::Repeat { item, min, max } => {
+                let mut at = from;
+                for _ in 0..*min {
+                    let (a, b) = self.build(item, builder, stack)?;
+                    self.eps[at as usize].push(a);
+                    at = b;
+                }
+                match max {
+                    None => {
+                        let (a, b) = self.build(item, builder, stack)?;
+                        self.eps[at as usize].push(a);
+                        self.eps[b as usize].push(a);
+                        self.eps[b as usize].push(to);
+                    }
+                    Some(max) => {
+                        for _ in *min..*max {
+                            let (a, b) = self.build(item, builder, stack)?;
+                            self.eps[at as usize].push(a);
+                            self.eps[at as usize].push(to);
+                            at = b;
+                        }
+                    }
+                }
+                self.eps[at as usize].push(to);
+            }
+        }
+        Ok((from, to))
+    }
+
+    fn closure(&self, set: &mut Vec<u32>) {
+        let mut seen = vec![false; self.eps.len()];
+        let mut stack = set.clone();
+        for &s in set.iter() {
+            seen[s as usize] = true;
+        }
+        while let Some(s) = stack.pop() {
+            for &t in &self.eps[s as usize] {
+                if !seen[t as usize] {
+                    seen[t as usize] = true;
+                    set.push(t);
+                    stack.push(t);
+                }
+            }
+        }
+        set.sort_unstable();
+    }
+}
+
+/// A complete DFA over bytes; state 0 is the start.
+#[derive(Clone, Debug)]
+pub(crate) struct Dfa {
+    next: Vec<[u32; 256]>,
+    accept: Vec<bool>,
+}
+
+impl Dfa {
+    /// The DFA of `expr`, with the builder's rule bodies inlined for references.
+    pub(crate) fn from_expr(
+        expr: &Expr,
+        builder: &GrammarBuilder,
+        limit: usize,
+    ) -> Result<Dfa, DfaError> {
+        let mut nfa = Nfa {
+            eps: Vec::new(),
+            edges: Vec::new(),
+            limit,
+        };
+        let (start, end) = nfa.build(expr, builder, &mut Vec::new())?;
+        let mut first = vec![start];
+        nfa.closure(&mut first);
+        let mut ids: HashMap<Vec<u32>, u32> = HashMap::default();
+        let mut sets = vec![first.clone()];
+        ids.insert(first, 0);
+        let mut dfa = Dfa {
+            next: Vec::new(),
+            accept: Vec::new(),
+        };
+        let mut i = 0;
+        while i < sets.len() {
+            let set = sets[i].clone();
+            dfa.accept.push(set.binary_search(&end).is_ok());
+            let mut row = [0u32; 256];
+            let mut targets: Vec<Vec<u32>> = vec![Vec::new(); 256];
+            for &s in &set {
+                for (class, t) in &nfa.edges[s as usize] {
+                    for b in class.iter() {
+                        targets[b as usize].push(*t);
+                    }
+                }
+            }
+            for (b, mut target) in targets.into_iter().enumerate() {
+                target.sort_unstable();
+                target.dedup();
+                nfa.closure(&mut target);
+                let next = match ids.get(&target) {
+                    Some(&id) => id,
+                    None => {
+                        if sets.len() >= limit {
+                            return Err(DfaError::TooLarge);
+                        }
+                        let id = u32::try_from(sets.len()).map_err(|_| DfaError::TooLarge)?;
+                        ids.insert(target.clone(), id);
+                        sets.push(target);
+                        id
+                    }
+                };
+                row[b] = next;
+            }
+            dfa.next.push(row);
+            i += 1;
+        }
+        Ok(dfa)
+    }
+
+    /// The product automaton accepting where both do.
+    pub(crate) fn intersect(&self, other: &Dfa, limit: usize) -> Result<Dfa, DfaError> {
+        let mut ids: HashMap<(u32, u32), u32> = HashMap::default();
+        let mut pairs = vec![(0u32, 0u32)];
+        ids.insert((0, 0), 0);
+        let mut out = Dfa {
+            next: Vec::new(),
+            accept: Vec::new(),
+        };
+        let mut i = 0;
+        while i < pairs.len() {
+            let (a, b) = pairs[i];
+            out.accept
+                .push(self.accept[a as usize] && other.accept[b as usize]);
+            let mut row = [0u32; 256];
+            for (byte, slot) in row.iter_mut().enumerate() {
+                let key = (self.next[a as usize][byte], other.next[b as usize][byte]);
+                *slot = match ids.get(&key) {
+                    Some(&id) => id,
+                    None => {
+                        if pairs.len() >= limit {
+                            return Err(DfaError::TooLarge);
+                        }
+                        let id = u32::try_from(pairs.len()).map_err(|_| DfaError::TooLarge)?;
+                        ids.insert(key, id);
+                        pairs.push(key);
+                        id
+                    }
+                };
+            }
+            out.next.push(row);
+            i += 1;
+        }
+        Ok(out)
+    }
+
+    /// The complement over all byte strings.
+    pub(crate) fn complement(mut self) -> Dfa {
+        for a in &mut self.accept {
+            *a = !*a;
+        }
+        self
+    }
+
+    /// The lazy restriction: strings of the language with no proper prefix in it.
+    pub(crate) fn lazy(mut self) -> Dfa {
+        // Send every edge out of an accepting state to a fresh dead state.
+        let dead = u32::try_from(self.next.len()).expect("state count fits u32");
+        let mut any = false;
+        for s in 0..self.next.len() {
+            if self.accept[s] {
+                self.next[s] = [dead; 256];
+                any = true;
+            }
+        }
+        if any {
+            self.next.push([dead; 256]);
+            self.accept.push(false);
+        }
+        self
+    }
+
+    /// Emits the automaton as right-linear rules named after `base`; `head` becomes the start
+    /// state's rule. Returns `false` (emitting nothing) if the language is empty.
+    pub(crate) fn emit(
+        &self,
+        builder: &mut GrammarBuilder,
+        head: RuleId,
+        base: &str,
+    ) -> Result<bool, sieve_ir::IrError> {
+        let n = self.next.len();
+        // Live states: those that can reach an accepting state.
+        let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (s, row) in self.next.iter().enumerate() {
+            for &t in row {
+                reverse[t as usize].push(s as u32);
+            }
+        }
+        let mut live = self.accept.clone();
+        let mut stack: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize]).collect();
+        while let Some(t) = stack.pop() {
+            for &s in &reverse[t as usize] {
+                if !live[s as usize] {
+                    live[s as usize] = true;
+                    stack.push(s);
+                }
+            }
+        }
+        if !live[0] {
+            return Ok(false);
+        }
+        // Reachable live states, numbered in BFS order from the start.
+        let mut order = vec![0u32];
+        let mut rule: Vec<Option<RuleId>> = vec![None; n];
+        rule[0] = Some(head);
+        let mut i = 0;
+        while i < order.len() {
+            let s = order[i] as usize;
+            for &t in &self.next[s] {
+                if live[t as usize] && rule[t as usize].is_none() {
+                    rule[t as usize] = Some(builder.fresh(base)?);
+                    order.push(t);
+                }
+            }
+            i += 1;
+        }
+        for &s in &order {
+            let s = s as usize;
+            let mut by_target: Vec<(u32, ByteClass)> = Vec::new();
+            for (b, &t) in self.next[s].iter().enumerate() {
+                if !live[t as usize] {
+                    continue;
+                }
+                match by_target.iter_mut().find(|(x, _)| *x == t) {
+                    Some((_, class)) => class.insert(b as u8),
+                    None => by_target.push((t, ByteClass::byte(b as u8))),
+                }
+            }
+            let mut alts: Vec<Expr> = by_target
+                .into_iter()
+                .filter_map(|(t, class)| {
+                    let target = rule[t as usize].expect("live reachable state has a rule");
+                    Some(Expr::seq([Expr::class(class)?, Expr::rule(target)]))
+                })
+                .collect();
+            if self.accept[s] {
+                alts.push(Expr::empty());
+            }
+            let body = Expr::choice(alts).expect("a live state has an edge or accepts");
+            builder.define(rule[s].expect("reachable state has a rule"), body);
+        }
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sieve_ir::reference::Recognizer;
+
+    fn lit(s: &str) -> Expr {
+        Expr::bytes(s.as_bytes())
+    }
+
+    fn ab_star() -> Expr {
+        Expr::star(Expr::class(ByteClass::from_ranges([(b'a', b'b')])).unwrap())
+    }
+
+    fn accepts(dfa: &Dfa, s: &[u8]) -> bool {
+        let mut at = 0;
+        for &b in s {
+            at = dfa.next[at][b as usize] as usize;
+        }
+        dfa.accept[at]
+    }
+
+    fn all_strings(len: usize) -> Vec<Vec<u8>> {
+        let mut out = vec![Vec::new()];
+        let mut layer = vec![Vec::new()];
+        for _ in 0..len {
+            let mut next = Vec::new();
+            for s in &layer {
+                for b in [b'a', b'b'] {
+                    let mut t: Vec<u8> = s.clone();
+                    t.push(b);
+                    next.push(t);
+                }
+            }
+            out.extend(next.iter().cloned());
+            layer = next;
+        }
+        out
+    }
+
+    #[test]
+    fn operations_match_their_definitions() {
+        let b = GrammarBuilder::new();
+        let any = Dfa::from_expr(&ab_star(), &b, 1000).unwrap();
+        // Strings containing "ab".
+        let has_ab = Expr::seq([ab_star(), lit("ab"), ab_star()]);
+        let has_ab = Dfa::from_expr(&has_ab, &b, 1000).unwrap();
+        let without = any.intersect(&has_ab.clone().complement(), 1000).unwrap();
+        let lazy = has_ab.clone().lazy();
+        for s in all_strings(7) {
+            let contains = s.windows(2).any(|w| w == b"ab");
+            assert_eq!(accepts(&without, &s), !contains, "{s:?}");
+            // Lazy: contains "ab" and ends at its first occurrence.
+            let first_end = s.windows(2).position(|w| w == b"ab").map(|i| i + 2);
+            assert_eq!(accepts(&lazy, &s), first_end == Some(s.len()), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn emitted_rules_accept_the_automaton_language() {
+        let mut b = GrammarBuilder::new();
+        let any = Dfa::from_expr(&ab_star(), &b, 1000).unwrap();
+        let has_ab = Dfa::from_expr(&Expr::seq([ab_star(), lit("ab"), ab_star()]), &b, 1000)
+            .unwrap();
+        let without = any.intersect(&has_ab.complement(), 1000).unwrap();
+        let head = b.declare("T").unwrap();
+        assert!(without.emit(&mut b, head, "T").unwrap());
+        let grammar = b.build(head).unwrap();
+        let recognizer = Recognizer::new(&grammar).unwrap();
+        for s in all_strings(6) {
+            assert_eq!(recognizer.accepts(&s), accepts(&without, &s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn empty_language_emits_nothing() {
+        let mut b = GrammarBuilder::new();
+        let a = Dfa::from_expr(&lit("a"), &b, 100).unwrap();
+        let none = a.intersect(&a.clone().complement(), 100).unwrap();
+        let head = b.declare("T").unwrap();
+        assert!(!none.emit(&mut b, head, "T").unwrap());
+    }
+
+    #[test]
+    fn state_limit_is_an_error() {
+        let b = GrammarBuilder::new();
+        let e = Expr::repeat(Expr::class(ByteClass::range(0, 255)).unwrap(), 50, Some(50))
+            .unwrap();
+        assert!(matches!(Dfa::from_expr(&e, &b, 20), Err(DfaError::TooLarge)));
+    }
+}

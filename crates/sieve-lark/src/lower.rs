@@ -1,0 +1,825 @@
+//! The AST to sieve's IR: names resolved (`%import common.…` against the shipped
+//! `common.lark`), terminals and rules lowered, `%ignore` threaded before every lexeme.
+//!
+//! What each construct becomes (the semantics are written down in `docs/lark.md`):
+//! - a rule becomes a rule; `?rule`, `!rule`, `_rule` and `-> alias` only shape Lark's trees;
+//! - a terminal becomes a rule whose body references only other terminals (the IR passes
+//!   inline them into one automaton); string literals and `/regex/`s in rules are anonymous
+//!   terminals;
+//! - with `%ignore`, a rule `__ignore ::= (I₁ | I₂ | …)*` is put before every lexeme used in a
+//!   rule (terminal references, literals, regexes, lexeme rules) and after the start rule, so
+//!   ignored text may come between any two lexemes and at both ends, never inside one;
+//! - `&`, `~`, `[lazy]` and `[suffix=…]` go through byte automata (`dfa.rs`).
+//!
+//! Invariants: every error is located in the text (errors inside the shipped `common.lark`
+//! point at the `%import` that brought the definition in); name errors are collected, not
+//! stopped at; only definitions reachable from `start` and `%ignore` are lowered; nothing
+//! recurses over user input except along the AST, whose depth the parser bounds.
+
+use foldhash::{HashMap, HashSet};
+use sieve_diagnostics::Span;
+use sieve_ir::{ByteClass, Expr, Grammar, GrammarBuilder, IrError, RuleId};
+
+use crate::ast::{is_terminal_name, Def, Expr as AstExpr, ExprKind, File, Item};
+use crate::dfa::{Dfa, DfaError};
+use crate::error::{Error, ErrorKind, Errors};
+use crate::json;
+use crate::Options;
+
+/// Which file a definition comes from: names in its body resolve there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ns {
+    User,
+    Common,
+}
+
+/// A definition to lower.
+struct Entry<'a> {
+    def: &'a Def,
+    ns: Ns,
+    /// Where errors in the definition point: the definition's name, or the `%import`.
+    at: Option<Span>,
+    id: Option<RuleId>,
+}
+
+/// Lexeme options on a rule: `[lazy]`, `[suffix=…]`.
+struct LexemeOptions<'a> {
+    lazy: bool,
+    suffix: Option<&'a AstExpr>,
+}
+
+pub(crate) struct Lowerer<'a> {
+    options: &'a Options,
+    builder: GrammarBuilder,
+    entries: Vec<Entry<'a>>,
+    user: HashMap<&'a str, usize>,
+    common: HashMap<&'a str, usize>,
+    ignore: Option<RuleId>,
+    errors: Vec<Error>,
+    /// Where the current definition's errors point, if not at the expression itself.
+    at: Option<Span>,
+}
+
+fn ir_error(span: Span, e: IrError) -> Error {
+    Error::new(ErrorKind::Limit, span, format!("cannot build the grammar: {e}"))
+}
+
+pub(crate) fn lower(file: &File, common: &File, options: &Options) -> Result<Grammar, Errors> {
+    let mut l = Lowerer {
+        options,
+        builder: GrammarBuilder::new(),
+        entries: Vec::new(),
+        user: HashMap::default(),
+        common: HashMap::default(),
+        ignore: None,
+        errors: Vec::new(),
+        at: None,
+    };
+    for item in &common.items {
+        if let Item::Def(def) = item {
+            l.common.insert(&def.name.text, l.entries.len());
+            l.entries.push(Entry {
+                def,
+                ns: Ns::Common,
+                at: None,
+                id: None,
+            });
+        }
+    }
+    let mut ignores = Vec::new();
+    for item in &file.items {
+        match item {
+            Item::Def(def) => {
+                if l.user.contains_key(def.name.text.as_str()) {
+                    l.errors.push(Error::new(
+                        ErrorKind::Name,
+                        def.name.span,
+                        format!("`{}` is defined twice", def.name.text),
+                    ));
+                    continue;
+                }
+                l.user.insert(&def.name.text, l.entries.len());
+                l.entries.push(Entry {
+                    def,
+                    ns: Ns::User,
+                    at: None,
+                    id: None,
+                });
+            }
+            Item::Import(import) => {
+                if import.module != ["common"] {
+                    l.errors.push(Error::new(
+                        ErrorKind::Unsupported,
+                        import.span,
+                        format!(
+                            "only `%import common.NAME` is supported, not imports from `{}`",
+                            import.module.join(".")
+                        ),
+                    ));
+                    continue;
+                }
+                for (name, alias) in &import.names {
+                    let Some(&index) = l.common.get(name.text.as_str()) else {
+                        l.errors.push(Error::new(
+                            ErrorKind::Name,
+                            name.span,
+                            format!("`common.lark` has no definition `{}`", name.text),
+                        ));
+                        continue;
+                    };
+                    if is_terminal_name(&name.text) != is_terminal_name(&alias.text) {
+                        l.errors.push(Error::new(
+                            ErrorKind::Name,
+                            alias.span,
+                            "an imported terminal must keep an upper-case name",
+                        ));
+                        continue;
+                    }
+                    if l.user.contains_key(alias.text.as_str()) {
+                        l.errors.push(Error::new(
+                            ErrorKind::Name,
+                            alias.span,
+                            format!("`{}` is defined twice", alias.text),
+                        ));
+                        continue;
+                    }
+                    let def = l.entries[index].def;
+                    l.user.insert(&alias.text, l.entries.len());
+                    l.entries.push(Entry {
+                        def,
+                        ns: Ns::Common,
+                        at: Some(import.span),
+                        id: None,
+                    });
+                }
+            }
+            Item::Ignore(expr) => ignores.push(expr),
+            Item::Options { json, span } => l.llguidance_options(json, *span),
+            Item::Unsupported { directive, span } => l.errors.push(Error::new(
+                ErrorKind::Unsupported,
+                *span,
+                format!("`{directive}` is not supported"),
+            )),
+        }
+    }
+    let Some(&start) = l.user.get("start") else {
+        l.errors.push(Error::new(
+            ErrorKind::Name,
+            Span::at(0),
+            "the grammar has no `start` rule",
+        ));
+        return Err(Errors::new(l.errors));
+    };
+    // Names of user definitions come first so they keep their spelling.
+    let reachable = l.reachable(start, &ignores);
+    if !l.errors.is_empty() {
+        return Err(Errors::new(l.errors));
+    }
+    l.run(start, &reachable, &ignores).map_err(Errors::from)?;
+    if !l.errors.is_empty() {
+        return Err(Errors::new(l.errors));
+    }
+    unreachable_free(l, start)
+}
+
+fn unreachable_free(l: Lowerer<'_>, start: usize) -> Result<Grammar, Errors> {
+    let root_id = l.entries[start].id.expect("start is declared");
+    let root = match l.ignore {
+        Some(ignore) => {
+            let mut builder = l.builder;
+            let root = builder
+                .fresh("start_ignore")
+                .map_err(|e| ir_error(Span::at(0), e))?;
+            builder.define(root, Expr::seq([Expr::rule(root_id), Expr::rule(ignore)]));
+            return builder
+                .build(root)
+                .map_err(|e| Errors::from(ir_error(Span::at(0), e)));
+        }
+        None => root_id,
+    };
+    l.builder
+        .build(root)
+        .map_err(|e| Errors::from(ir_error(Span::at(0), e)))
+}
+
+impl<'a> Lowerer<'a> {
+    fn resolve(&self, name: &str, ns: Ns) -> Option<usize> {
+        match ns {
+            Ns::User => self.user.get(name).copied(),
+            Ns::Common => self.common.get(name).copied(),
+        }
+    }
+
+    fn span_of(&self, index: usize, span: Span) -> Span {
+        self.entries[index].at.unwrap_or(span)
+    }
+
+    /// The entries reachable from `start` and the ignored expressions, in discovery order;
+    /// reports unknown names and terminals that use rules.
+    fn reachable(&mut self, start: usize, ignores: &[&'a AstExpr]) -> Vec<usize> {
+        let mut seen = HashSet::default();
+        let mut order = Vec::new();
+        let mut queue = vec![start];
+        seen.insert(start);
+        let mut roots: Vec<(&AstExpr, Ns, Option<Span>, bool)> = ignores
+            .iter()
+            .map(|e| (*e, Ns::User, None, true))
+            .collect();
+        let mut i = 0;
+        loop {
+            while let Some((expr, ns, at, terminal)) = roots.pop() {
+                let mut names = Vec::new();
+                collect_names(expr, &mut names);
+                for (name, span) in names {
+                    let shown = at.unwrap_or(span);
+                    match self.resolve(&name, ns) {
+                        Some(index) => {
+                            if terminal && !is_terminal_name(&name) {
+                                self.errors.push(Error::new(
+                                    ErrorKind::Name,
+                                    shown,
+                                    format!(
+                                        "a terminal cannot use the rule `{name}`: terminals are regular, name it in upper case or make this a rule"
+                                    ),
+                                ));
+                            } else if seen.insert(index) {
+                                queue.push(index);
+                            }
+                        }
+                        None => self.errors.push(Error::new(
+                            ErrorKind::Name,
+                            shown,
+                            format!("unknown name `{name}`"),
+                        )),
+                    }
+                }
+            }
+            if i == queue.len() {
+                break;
+            }
+            let index = queue[i];
+            i += 1;
+            order.push(index);
+            let entry = &self.entries[index];
+            let def = entry.def;
+            let terminal = is_terminal_name(&def.name.text);
+            roots.push((&def.body, entry.ns, entry.at, terminal));
+            for attr in &def.attrs {
+                if let Some(value) = &attr.value {
+                    if attr.name.text == "suffix" || attr.name.text == "stop" {
+                        roots.push((value, entry.ns, entry.at, true));
+                    }
+                }
+            }
+        }
+        order
+    }
+
+    fn run(&mut self, start: usize, reachable: &[usize], ignores: &[&AstExpr]) -> Result<(), Error> {
+        // Declare: user names keep their spelling; common definitions get fresh names.
+        for &index in reachable {
+            let entry = &self.entries[index];
+            let name = &entry.def.name.text;
+            let span = self.span_of(index, entry.def.name.span);
+            let id = match (entry.ns, entry.at) {
+                (Ns::Common, None) => self.builder.fresh(&format!("common_{name}")),
+                _ => self.builder.fresh(name),
+            }
+            .map_err(|e| ir_error(span, e))?;
+            self.entries[index].id = Some(id);
+        }
+        let _ = start;
+        // The ignore rule, before any body that uses it.
+        if !ignores.is_empty() {
+            let mut alts = Vec::new();
+            for expr in ignores {
+                self.at = None;
+                if let Some(e) = self.expr(expr, Ns::User, true)? {
+                    alts.push(e);
+                }
+            }
+            if let Some(choice) = Expr::choice(alts) {
+                let id = self
+                    .builder
+                    .fresh("__ignore")
+                    .map_err(|e| ir_error(Span::at(0), e))?;
+                self.builder.define(id, Expr::star(choice));
+                self.ignore = Some(id);
+            }
+        }
+        for index in self.terminal_order(reachable)? {
+            self.definition(index)?;
+        }
+        for &index in reachable {
+            if !is_terminal_name(&self.entries[index].def.name.text) {
+                self.definition(index)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Terminals in an order where each comes after the terminals it uses (automaton
+    /// operations inline the bodies they use, so those must exist first).
+    fn terminal_order(&self, reachable: &[usize]) -> Result<Vec<usize>, Error> {
+        let terminals: Vec<usize> = reachable
+            .iter()
+            .copied()
+            .filter(|&i| is_terminal_name(&self.entries[i].def.name.text))
+            .collect();
+        let position: HashMap<usize, usize> =
+            terminals.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+        let mut users: Vec<Vec<usize>> = vec![Vec::new(); terminals.len()];
+        let mut pending = vec![0usize; terminals.len()];
+        for (k, &index) in terminals.iter().enumerate() {
+            let entry = &self.entries[index];
+            let mut names = Vec::new();
+            collect_names(&entry.def.body, &mut names);
+            let mut deps: Vec<usize> = names
+                .iter()
+                .filter_map(|(n, _)| self.resolve(n, entry.ns))
+                .filter_map(|i| position.get(&i).copied())
+                .collect();
+            deps.sort_unstable();
+            deps.dedup();
+            pending[k] = deps.len();
+            for d in deps {
+                users[d].push(k);
+            }
+        }
+        let mut ready: Vec<usize> = (0..terminals.len()).filter(|&k| pending[k] == 0).collect();
+        let mut order = Vec::with_capacity(terminals.len());
+        while let Some(k) = ready.pop() {
+            order.push(terminals[k]);
+            for &u in &users[k] {
+                pending[u] -= 1;
+                if pending[u] == 0 {
+                    ready.push(u);
+                }
+            }
+        }
+        if let Some(k) = (0..terminals.len()).find(|&k| pending[k] > 0) {
+            let entry = &self.entries[terminals[k]];
+            return Err(Error::new(
+                ErrorKind::Name,
+                self.span_of(terminals[k], entry.def.name.span),
+                format!(
+                    "the terminal `{}` refers to itself (through other terminals or directly): terminals must be regular; make it a rule (lower-case name)",
+                    entry.def.name.text
+                ),
+            ));
+        }
+        Ok(order)
+    }
+
+    fn definition(&mut self, index: usize) -> Result<(), Error> {
+        let entry = &self.entries[index];
+        let def = entry.def;
+        let ns = entry.ns;
+        let id = entry.id.expect("reachable definitions are declared");
+        self.at = entry.at;
+        if let Some(param) = def.params.first() {
+            return Err(self.located(
+                ErrorKind::Unsupported,
+                param.span,
+                "templates (rules with `{parameters}`) are not supported",
+            ));
+        }
+        let terminal = is_terminal_name(&def.name.text);
+        let lexeme = self.lexeme_options(def)?;
+        let body = if lexeme.lazy || lexeme.suffix.is_some() {
+            let Some(body) = self.expr(&def.body, ns, true)? else {
+                return Err(self.empty_terminal(def.body.span));
+            };
+            let body = match lexeme.suffix {
+                Some(suffix) => match self.expr(suffix, ns, true)? {
+                    Some(s) => Expr::seq([body, s]),
+                    None => return Err(self.empty_terminal(suffix.span)),
+                },
+                None => body,
+            };
+            let dfa = self.dfa(&body, def.body.span)?.lazy();
+            let lazy = self.emit(&dfa, &def.name.text, def.body.span)?;
+            if terminal {
+                lazy
+            } else {
+                self.lexeme(lazy)
+            }
+        } else {
+            match self.expr(&def.body, ns, terminal)? {
+                Some(body) => body,
+                None => return Err(self.empty_terminal(def.body.span)),
+            }
+        };
+        self.builder.define(id, body);
+        Ok(())
+    }
+
+    fn lexeme_options(&mut self, def: &'a Def) -> Result<LexemeOptions<'a>, Error> {
+        let mut options = LexemeOptions {
+            lazy: false,
+            suffix: None,
+        };
+        for attr in &def.attrs {
+            match (attr.name.text.as_str(), &attr.value) {
+                ("lazy", None) => options.lazy = true,
+                ("suffix", Some(value)) => options.suffix = Some(value),
+                // Captures and sampling temperature do not change the language.
+                ("capture" | "stop_capture", _) | ("temperature", Some(_)) => {}
+                ("stop", _) => {
+                    return Err(self.located(
+                        ErrorKind::Unsupported,
+                        attr.name.span,
+                        "`stop=` hides text from the output, which sieve does not do; use `suffix=` (the same language with the suffix kept) or `lazy`",
+                    ))
+                }
+                ("max_tokens", _) => {
+                    return Err(self.located(
+                        ErrorKind::Unsupported,
+                        attr.name.span,
+                        "`max_tokens=` on a rule is not supported; use the matcher's token budget",
+                    ))
+                }
+                (name, _) => {
+                    return Err(self.located(
+                        ErrorKind::Unsupported,
+                        attr.name.span,
+                        format!("unknown or malformed rule attribute `{name}`"),
+                    ))
+                }
+            }
+        }
+        Ok(options)
+    }
+
+    fn located(&self, kind: ErrorKind, span: Span, message: impl Into<String>) -> Error {
+        Error::new(kind, self.at.unwrap_or(span), message)
+    }
+
+    fn empty_terminal(&self, span: Span) -> Error {
+        self.located(
+            ErrorKind::Empty,
+            span,
+            "this matches no text at all, so nothing could ever match it",
+        )
+    }
+
+    /// `x` as a lexeme used in a rule: preceded by ignored text, if any.
+    fn lexeme(&self, x: Expr) -> Expr {
+        match self.ignore {
+            Some(ignore) => Expr::seq([Expr::rule(ignore), x]),
+            None => x,
+        }
+    }
+
+    fn dfa(&self, expr: &Expr, span: Span) -> Result<Dfa, Error> {
+        Dfa::from_expr(expr, &self.builder, self.options.limits.max_automaton_states)
+            .map_err(|e| self.dfa_error(e, span))
+    }
+
+    fn dfa_error(&self, e: DfaError, span: Span) -> Error {
+        match e {
+            DfaError::TooLarge => self.located(
+                ErrorKind::Limit,
+                span,
+                format!(
+                    "the automaton for this terminal needs more than {} states (Limits::max_automaton_states)",
+                    self.options.limits.max_automaton_states
+                ),
+            ),
+            DfaError::Recursive(id) => self.located(
+                ErrorKind::Name,
+                span,
+                format!("`{}` refers to itself, so it is not regular", self.builder.name(id)),
+            ),
+        }
+    }
+
+    fn emit(&mut self, dfa: &Dfa, base: &str, span: Span) -> Result<Expr, Error> {
+        let head = self
+            .builder
+            .fresh(&format!("{}_dfa", base.trim_start_matches('_')))
+            .map_err(|e| ir_error(span, e))?;
+        if !dfa.emit(&mut self.builder, head, base).map_err(|e| ir_error(span, e))? {
+            return Err(self.empty_terminal(span));
+        }
+        Ok(Expr::rule(head))
+    }
+
+    /// Lowers an expression; `terminal` says whether it is inside a terminal (where literals
+    /// are not lexemes of their own and `&`, `~` are allowed). `None` is the empty language.
+    fn expr(&mut self, e: &AstExpr, ns: Ns, terminal: bool) -> Result<Option<Expr>, Error> {
+        let lexeme = |l: &Self, x: Expr| if terminal { x } else { l.lexeme(x) };
+        Ok(Some(match &e.kind {
+            ExprKind::Choice(alts) => {
+                let mut out = Vec::with_capacity(alts.len());
+                for a in alts {
+                    if let Some(x) = self.expr(a, ns, terminal)? {
+                        out.push(x);
+                    }
+                }
+                return Ok(Expr::choice(out));
+            }
+            ExprKind::Seq(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    match self.expr(item, ns, terminal)? {
+                        Some(x) => out.push(x),
+                        None => return Ok(None),
+                    }
+                }
+                Expr::seq(out)
+            }
+            ExprKind::Repeat { item, min, max } => match self.expr(item, ns, terminal)? {
+                Some(x) => Expr::repeat(x, *min, *max).map_err(|err| {
+                    self.located(ErrorKind::Limit, e.span, format!("bad repetition: {err}"))
+                })?,
+                None if *min == 0 => Expr::empty(),
+                None => return Ok(None),
+            },
+            ExprKind::Name(name) => {
+                let index = self.resolve(name, ns).expect("names were resolved");
+                let id = self.entries[index].id.expect("reachable definitions are declared");
+                if is_terminal_name(name) {
+                    lexeme(self, Expr::rule(id))
+                } else {
+                    Expr::rule(id)
+                }
+            }
+            ExprKind::Template(name) => {
+                return Err(self.located(
+                    ErrorKind::Unsupported,
+                    e.span,
+                    format!("templates (`{name}{{…}}`) are not supported"),
+                ))
+            }
+            ExprKind::Literal { value, insensitive } => {
+                let x = if *insensitive {
+                    self.regex(&regex_syntax::escape(value), "i", e.span, None)?
+                } else {
+                    Expr::bytes(value.as_bytes())
+                };
+                lexeme(self, x)
+            }
+            ExprKind::Regex {
+                pattern,
+                pattern_start,
+                flags,
+            } => {
+                let x = self.regex(pattern, flags, e.span, Some(*pattern_start))?;
+                lexeme(self, x)
+            }
+            ExprKind::Range(a, b) => {
+                let x = if b.is_ascii() {
+                    Expr::class(ByteClass::range(*a as u8, *b as u8))
+                        .expect("a non-empty range")
+                } else {
+                    let pattern = format!("[\\x{{{:x}}}-\\x{{{:x}}}]", *a as u32, *b as u32);
+                    self.regex(&pattern, "", e.span, None)?
+                };
+                lexeme(self, x)
+            }
+            ExprKind::Json(text) => {
+                if terminal {
+                    return Err(self.located(
+                        ErrorKind::Unsupported,
+                        e.span,
+                        "`%json` is a rule, not a terminal: use it in a lower-case rule",
+                    ));
+                }
+                let grammar = json::compile(text, &self.options.json, self.at.unwrap_or(e.span))?;
+                self.import(&grammar, "json", e.span)?
+            }
+            ExprKind::StructuredRegex(text) => {
+                let x = self.structured_regex(text, e.span)?;
+                lexeme(self, x)
+            }
+            ExprKind::SpecialToken(token) => {
+                return Err(self.located(
+                    ErrorKind::Unsupported,
+                    e.span,
+                    format!(
+                        "special tokens (`{token}`) are not supported yet: sieve's grammars are over text bytes"
+                    ),
+                ))
+            }
+            ExprKind::And(items) => {
+                if !terminal {
+                    return Err(self.and_not_in_rule(e.span));
+                }
+                let mut dfa: Option<Dfa> = None;
+                for item in items {
+                    let Some(x) = self.expr(item, ns, true)? else {
+                        return Ok(None);
+                    };
+                    let d = self.dfa(&x, item.span)?;
+                    dfa = Some(match dfa {
+                        None => d,
+                        Some(acc) => acc
+                            .intersect(&d, self.options.limits.max_automaton_states)
+                            .map_err(|err| self.dfa_error(err, e.span))?,
+                    });
+                }
+                let dfa = dfa.expect("`&` has operands");
+                self.emit(&dfa, "and", e.span)?
+            }
+            ExprKind::Not(item) => {
+                if !terminal {
+                    return Err(self.and_not_in_rule(e.span));
+                }
+                let dfa = match self.expr(item, ns, true)? {
+                    Some(x) => self.dfa(&x, item.span)?.complement(),
+                    // The complement of nothing: every byte string.
+                    None => {
+                        return Ok(Some(Expr::star(
+                            Expr::class(ByteClass::range(0, 255)).expect("all bytes"),
+                        )))
+                    }
+                };
+                self.emit(&dfa, "not", e.span)?
+            }
+        }))
+    }
+
+    fn and_not_in_rule(&self, span: Span) -> Error {
+        self.located(
+            ErrorKind::Unsupported,
+            span,
+            "`&` and `~` are only allowed in terminal definitions (upper-case names)",
+        )
+    }
+
+    /// A `/regex/flags` (or a literal's escaped text) through sieve's regex front-end.
+    fn regex(
+        &mut self,
+        pattern: &str,
+        flags: &str,
+        span: Span,
+        pattern_start: Option<usize>,
+    ) -> Result<Expr, Error> {
+        let mut inline = String::new();
+        for f in flags.chars() {
+            match f {
+                'i' | 'm' | 's' | 'x' | 'u' => {
+                    if !inline.contains(f) {
+                        inline.push(f);
+                    }
+                }
+                _ => {
+                    return Err(self.located(
+                        ErrorKind::Unsupported,
+                        span,
+                        format!("the regex flag `{f}` is not supported (use i, m, s, x or u)"),
+                    ))
+                }
+            }
+        }
+        let prefix = if inline.is_empty() {
+            String::new()
+        } else {
+            format!("(?{inline})")
+        };
+        let full = format!("{prefix}{pattern}");
+        let options = sieve_regex::Options {
+            rule_name: "regex".to_owned(),
+            ..sieve_regex::Options::default()
+        };
+        let grammar = sieve_regex::compile(&full, &options).map_err(|err| {
+            use sieve_diagnostics::Located;
+            let inner = err.span();
+            let located = match pattern_start {
+                Some(start) if self.at.is_none() && inner.start >= prefix.len() => Span::new(
+                    start + inner.start - prefix.len(),
+                    (start + inner.end.saturating_sub(prefix.len())).max(start + inner.start - prefix.len()),
+                ),
+                _ => span,
+            };
+            self.located(ErrorKind::Regex, located, format!("in this regex: {err}"))
+        })?;
+        self.import(&grammar, "regex", span)
+    }
+
+    /// Copies `grammar`'s rules in under fresh names; a grammar of one rule is inlined.
+    fn import(&mut self, grammar: &Grammar, base: &str, span: Span) -> Result<Expr, Error> {
+        if grammar.rules().len() == 1 {
+            return Ok(grammar.rule(grammar.root()).body().clone());
+        }
+        let mut ids = Vec::with_capacity(grammar.rules().len());
+        for rule in grammar.rules() {
+            let name = format!("{base}_{}", rule.name());
+            ids.push(self.builder.fresh(&name).map_err(|e| ir_error(span, e))?);
+        }
+        for (rule, &id) in grammar.rules().iter().zip(&ids) {
+            let mut body = rule.body().clone();
+            body.rename_refs(&mut |r| ids[r.index()]);
+            self.builder.define(id, body);
+        }
+        Ok(Expr::rule(ids[grammar.root().index()]))
+    }
+
+    /// `%regex { "substring_chunks" | "substring_words" | "substring_chars": … }`.
+    fn structured_regex(&mut self, text: &str, span: Span) -> Result<Expr, Error> {
+        let bad = |l: &Self, m: &str| l.located(ErrorKind::Syntax, span, m.to_owned());
+        let value: serde_json::Value = serde_json::from_str(text)
+            .map_err(|err| bad(self, &format!("`%regex` needs a JSON object: {err}")))?;
+        let serde_json::Value::Object(map) = value else {
+            return Err(bad(self, "`%regex` needs a JSON object"));
+        };
+        if map.len() != 1 {
+            return Err(bad(
+                self,
+                "`%regex` takes exactly one of `substring_chunks`, `substring_words`, `substring_chars`",
+            ));
+        }
+        let (key, value) = map.iter().next().expect("one entry");
+        let chunks: Vec<String> = match (key.as_str(), value) {
+            ("substring_chunks", serde_json::Value::Array(items)) => items
+                .iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect::<Option<_>>()
+                .ok_or_else(|| bad(self, "`substring_chunks` must be a list of strings"))?,
+            ("substring_words", serde_json::Value::String(s)) => words(s),
+            ("substring_chars", serde_json::Value::String(s)) => {
+                s.chars().map(String::from).collect()
+            }
+            _ => {
+                return Err(self.located(
+                    ErrorKind::Unsupported,
+                    span,
+                    format!("`%regex` key `{key}` is not supported (or its value has the wrong type): use substring_chunks (a list of strings), substring_words or substring_chars (a string)"),
+                ))
+            }
+        };
+        // P_i = chunk_i P_{i+1}?, and the substring is (P_0 | … | P_{n-1})?.
+        let mut heads = Vec::with_capacity(chunks.len());
+        let mut next: Option<RuleId> = None;
+        for chunk in chunks.iter().rev() {
+            let id = self
+                .builder
+                .fresh("substring")
+                .map_err(|e| ir_error(span, e))?;
+            let body = match next {
+                Some(n) => Expr::seq([Expr::bytes(chunk.as_bytes()), Expr::optional(Expr::rule(n))]),
+                None => Expr::bytes(chunk.as_bytes()),
+            };
+            self.builder.define(id, body);
+            heads.push(Expr::rule(id));
+            next = Some(id);
+        }
+        Ok(match Expr::choice(heads) {
+            Some(c) => Expr::optional(c),
+            None => Expr::empty(),
+        })
+    }
+
+    fn llguidance_options(&mut self, json: &str, span: Span) {
+        match serde_json::from_str::<serde_json::Value>(json) {
+            Ok(serde_json::Value::Object(map)) => {
+                for key in map.keys() {
+                    // Options that steer llguidance's runtime, not the language.
+                    if !matches!(key.as_str(), "no_forcing" | "allow_invalid_utf8") {
+                        self.errors.push(Error::new(
+                            ErrorKind::Unsupported,
+                            span,
+                            format!("the `%llguidance` option `{key}` is not supported"),
+                        ));
+                    }
+                }
+            }
+            _ => self.errors.push(Error::new(
+                ErrorKind::Syntax,
+                span,
+                "`%llguidance` needs a JSON object",
+            )),
+        }
+    }
+}
+
+/// `"foo bar. baz"` → `["foo", " ", "bar", ".", " ", "baz"]`: runs of word characters, and
+/// every other character alone.
+fn words(s: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut in_word = false;
+    for c in s.chars() {
+        let word = c.is_alphanumeric() || c == '_';
+        if word && in_word {
+            out.last_mut().expect("a word is open").push(c);
+        } else {
+            out.push(c.to_string());
+        }
+        in_word = word;
+    }
+    out
+}
+
+/// The names an expression uses, with their spans (iteratively: no recursion on user input).
+fn collect_names(expr: &AstExpr, out: &mut Vec<(String, Span)>) {
+    let mut stack = vec![expr];
+    while let Some(e) = stack.pop() {
+        match &e.kind {
+            ExprKind::Choice(xs) | ExprKind::Seq(xs) | ExprKind::And(xs) => stack.extend(xs),
+            ExprKind::Not(x) | ExprKind::Repeat { item: x, .. } => stack.push(x),
+            ExprKind::Name(n) => out.push((n.clone(), e.span)),
+            _ => {}
+        }
+    }
+}
