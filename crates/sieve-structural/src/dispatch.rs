@@ -265,50 +265,95 @@ pub(crate) fn build(
         }
     }
 
-    // Emit one rule per live state.
+    // Emit one rule per live state on a character boundary. States inside a character are
+    // inlined into the paths that cross them (they are acyclic: each byte advances the
+    // decoder), so a state's paths back to itself become a loop inside its own rule — plain
+    // text is then a repetition in one automaton, not one rule call per byte.
     let mut ids: Vec<Option<RuleId>> = vec![None; n];
-    for s in (0..n).filter(|&s| live[s]) {
+    for s in (0..n).filter(|&s| live[s] && states[s].1 == UTF8_BOUNDARY) {
         let id = builder
             .fresh(base)
             .map_err(|e| Error::new(ErrorKind::Limit, pointer, e.to_string()))?;
         ids[s] = Some(id);
     }
     let entry = ids[0].expect("the entry state accepts the empty text");
-    for s in (0..n).filter(|&s| live[s]) {
-        let mut classes: Vec<(Target, ByteClass)> = Vec::new();
-        for &(b, t) in &edges[s] {
-            if let Target::State(t) = t {
-                if !live[t] {
-                    continue;
+    let mut memo: HashMap<usize, Vec<(Target, Expr)>> = HashMap::default();
+    for s in (0..n).filter(|&s| ids[s].is_some()) {
+        let mut loops = Vec::new();
+        let mut alternatives = Vec::new();
+        for (t, path) in paths(s, &edges, &live, &states, &mut memo) {
+            match t {
+                Target::State(t) if t == s => loops.push(path),
+                Target::State(t) => {
+                    alternatives.push(Expr::seq([path, Expr::rule(ids[t].expect("live"))]))
                 }
-            }
-            match classes.iter_mut().find(|(target, _)| *target == t) {
-                Some((_, class)) => class.insert(b),
-                None => classes.push((t, ByteClass::byte(b))),
-            }
-        }
-        let mut alternatives = Vec::with_capacity(classes.len() + 1);
-        for (t, class) in classes {
-            let first = Expr::class(class).expect("non-empty class");
-            alternatives.push(match t {
-                Target::State(t) => Expr::seq([first, Expr::rule(ids[t].expect("live"))]),
                 Target::Trigger(i) => {
                     let rule = text.triggers[i].1.expect("triggers with a rule hit");
-                    let mut items = vec![first, Expr::rule(rule)];
+                    let mut items = vec![path, Expr::rule(rule)];
                     if text.looping {
                         items.push(Expr::rule(entry));
                     }
-                    Expr::seq(items)
+                    alternatives.push(Expr::seq(items));
                 }
-            });
+            }
         }
-        if states[s].1 == UTF8_BOUNDARY {
-            alternatives.push(Expr::empty());
-        }
-        let body = Expr::choice(alternatives).expect("a live state has an alternative");
+        alternatives.push(Expr::empty());
+        let rest = Expr::choice(alternatives).expect("ε at least");
+        let body = match Expr::choice(loops) {
+            Some(looped) => Expr::seq([Expr::star(looped), rest]),
+            None => rest,
+        };
         builder.define(ids[s].expect("live"), body);
     }
     Ok(entry)
+}
+
+/// The paths from state `s` to the next boundary states and triggers, one expression per
+/// destination: byte classes, through the states inside a character.
+fn paths(
+    s: usize,
+    edges: &[Vec<(u8, Target)>],
+    live: &[bool],
+    states: &[State],
+    memo: &mut HashMap<usize, Vec<(Target, Expr)>>,
+) -> Vec<(Target, Expr)> {
+    if let Some(known) = memo.get(&s) {
+        return known.clone();
+    }
+    let mut classes: Vec<(Target, ByteClass)> = Vec::new();
+    for &(b, t) in &edges[s] {
+        if let Target::State(t) = t {
+            if !live[t] {
+                continue;
+            }
+        }
+        match classes.iter_mut().find(|(target, _)| *target == t) {
+            Some((_, class)) => class.insert(b),
+            None => classes.push((t, ByteClass::byte(b))),
+        }
+    }
+    let mut out: Vec<(Target, Vec<Expr>)> = Vec::new();
+    let mut add = |t: Target, e: Expr| match out.iter_mut().find(|(target, _)| *target == t) {
+        Some((_, list)) => list.push(e),
+        None => out.push((t, vec![e])),
+    };
+    for (t, class) in classes {
+        let first = Expr::class(class).expect("non-empty class");
+        match t {
+            Target::State(m) if states[m].1 != UTF8_BOUNDARY => {
+                for (final_target, rest) in paths(m, edges, live, states, memo) {
+                    add(final_target, Expr::seq([first.clone(), rest]));
+                }
+            }
+            t => add(t, first),
+        }
+    }
+    let result: Vec<(Target, Expr)> = out
+        .into_iter()
+        .map(|(t, list)| (t, Expr::choice(list).expect("one path at least")))
+        .collect();
+    memo.insert(s, result.clone());
+    result
 }
 
 #[cfg(test)]
