@@ -28,6 +28,8 @@ pub enum Format {
     JsonSchema,
     /// An XGrammar structural tag (JSON); never chosen by extension (`.json` is a schema).
     StructuralTag,
+    /// llguidance's Lark dialect (`.lark`).
+    Lark,
 }
 
 impl Format {
@@ -38,6 +40,7 @@ impl Format {
             "ebnf" => Some(Format::Ebnf),
             "regex" => Some(Format::Regex),
             "json" => Some(Format::JsonSchema),
+            "lark" => Some(Format::Lark),
             _ => None,
         }
     }
@@ -75,7 +78,7 @@ pub fn load(path: &Path, options: &PipelineOptions) -> Result<Loaded, String> {
         .or_else(|| Format::from_path(path))
         .ok_or_else(|| {
             format!(
-                "{name}: unknown grammar format; use a .gbnf, .ebnf, .regex or .json file, or --format"
+                "{name}: unknown grammar format; use a .gbnf, .ebnf, .regex, .json or .lark file, or --format"
             )
         })?;
     let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: {e}"))?;
@@ -127,6 +130,21 @@ pub fn front_end(loaded: &Loaded, options: &PipelineOptions) -> Result<Grammar, 
             };
             sieve_structural::compile_str(&loaded.text, &structural)
                 .map_err(|e| Diagnostics(vec![format!("{}: {e}\n", loaded.name)]))
+        }
+        Format::Lark => {
+            let lark = sieve_lark::Options {
+                json: options.json.clone(),
+                ..sieve_lark::Options::default()
+            };
+            sieve_lark::compile(&loaded.text, &lark).map_err(|errors| {
+                Diagnostics(
+                    errors
+                        .as_slice()
+                        .iter()
+                        .map(|e| source.render_error(e))
+                        .collect(),
+                )
+            })
         }
     }
 }

@@ -51,7 +51,7 @@ impl Nfa {
     fn build(
         &mut self,
         expr: &Expr,
-        builder: &GrammarBuilder,
+        env: &Env<'_>,
         stack: &mut Vec<RuleId>,
     ) -> Result<(u32, u32), DfaError> {
         let from = self.state()?;
@@ -71,15 +71,18 @@ impl Nfa {
                 }
             }
             ExprKind::Class(class) => self.edges[from as usize].push((class.clone(), to)),
+            ExprKind::Ref(id) if env.built.contains_key(id) => {
+                self.embed(&env.built[id], from, to)?;
+            }
             ExprKind::Ref(id) => {
                 if stack.contains(id) {
                     return Err(DfaError::Recursive(*id));
                 }
-                let Some(body) = builder.body(*id) else {
+                let Some(body) = env.builder.body(*id) else {
                     return Err(DfaError::Recursive(*id));
                 };
                 stack.push(*id);
-                let (a, b) = self.build(body, builder, stack)?;
+                let (a, b) = self.build(body, env, stack)?;
                 stack.pop();
                 self.eps[from as usize].push(a);
                 self.eps[b as usize].push(to);
@@ -87,7 +90,7 @@ impl Nfa {
             ExprKind::Seq(items) => {
                 let mut at = from;
                 for item in items {
-                    let (a, b) = self.build(item, builder, stack)?;
+                    let (a, b) = self.build(item, env, stack)?;
                     self.eps[at as usize].push(a);
                     at = b;
                 }
@@ -95,7 +98,7 @@ impl Nfa {
             }
             ExprKind::Choice(alts) => {
                 for alt in alts {
-                    let (a, b) = self.build(alt, builder, stack)?;
+                    let (a, b) = self.build(alt, env, stack)?;
                     self.eps[from as usize].push(a);
                     self.eps[b as usize].push(to);
                 }
@@ -103,20 +106,20 @@ impl Nfa {
             ExprKind::Repeat { item, min, max } => {
                 let mut at = from;
                 for _ in 0..*min {
-                    let (a, b) = self.build(item, builder, stack)?;
+                    let (a, b) = self.build(item, env, stack)?;
                     self.eps[at as usize].push(a);
                     at = b;
                 }
                 match max {
                     None => {
-                        let (a, b) = self.build(item, builder, stack)?;
+                        let (a, b) = self.build(item, env, stack)?;
                         self.eps[at as usize].push(a);
                         self.eps[b as usize].push(a);
                         self.eps[b as usize].push(to);
                     }
                     Some(max) => {
                         for _ in *min..*max {
-                            let (a, b) = self.build(item, builder, stack)?;
+                            let (a, b) = self.build(item, env, stack)?;
                             self.eps[at as usize].push(a);
                             self.eps[at as usize].push(to);
                             at = b;
@@ -127,6 +130,33 @@ impl Nfa {
             }
         }
         Ok((from, to))
+    }
+
+    /// Adds a copy of `dfa` between `from` and `to` (only the states that can accept).
+    fn embed(&mut self, dfa: &Dfa, from: u32, to: u32) -> Result<(), DfaError> {
+        let live = dfa.live();
+        let mut map = vec![u32::MAX; dfa.next.len()];
+        for (s, &l) in live.iter().enumerate() {
+            if l {
+                map[s] = self.state()?;
+            }
+        }
+        if !live[0] {
+            return Ok(());
+        }
+        self.eps[from as usize].push(map[0]);
+        for (s, row) in dfa.next.iter().enumerate() {
+            if !live[s] {
+                continue;
+            }
+            if dfa.accept[s] {
+                self.eps[map[s] as usize].push(to);
+            }
+            for (t, class) in classes_by_target(row, &live) {
+                self.edges[map[s] as usize].push((class, map[t as usize]));
+            }
+        }
+        Ok(())
     }
 
     fn closure(&self, set: &mut Vec<u32>) {
@@ -148,6 +178,28 @@ impl Nfa {
     }
 }
 
+/// What inlining sees: the builder's rule bodies, and the automata already emitted as rules
+/// (by their head rule), which are copied in whole rather than walked as right-linear rules.
+pub(crate) struct Env<'a> {
+    pub builder: &'a GrammarBuilder,
+    pub built: &'a HashMap<RuleId, Dfa>,
+}
+
+/// The edges of one DFA row to live states, grouped by target, in order of first byte.
+fn classes_by_target(row: &[u32; 256], live: &[bool]) -> Vec<(u32, ByteClass)> {
+    let mut by_target: Vec<(u32, ByteClass)> = Vec::new();
+    for (b, &t) in row.iter().enumerate() {
+        if !live[t as usize] {
+            continue;
+        }
+        match by_target.iter_mut().find(|(x, _)| *x == t) {
+            Some((_, class)) => class.insert(b as u8),
+            None => by_target.push((t, ByteClass::byte(b as u8))),
+        }
+    }
+    by_target
+}
+
 /// A complete DFA over bytes; state 0 is the start.
 #[derive(Clone, Debug)]
 pub(crate) struct Dfa {
@@ -157,17 +209,13 @@ pub(crate) struct Dfa {
 
 impl Dfa {
     /// The DFA of `expr`, with the builder's rule bodies inlined for references.
-    pub(crate) fn from_expr(
-        expr: &Expr,
-        builder: &GrammarBuilder,
-        limit: usize,
-    ) -> Result<Dfa, DfaError> {
+    pub(crate) fn from_expr(expr: &Expr, env: &Env<'_>, limit: usize) -> Result<Dfa, DfaError> {
         let mut nfa = Nfa {
             eps: Vec::new(),
             edges: Vec::new(),
             limit,
         };
-        let (start, end) = nfa.build(expr, builder, &mut Vec::new())?;
+        let (start, end) = nfa.build(expr, env, &mut Vec::new())?;
         let mut first = vec![start];
         nfa.closure(&mut first);
         let mut ids: HashMap<Vec<u32>, u32> = HashMap::default();
@@ -276,16 +324,9 @@ impl Dfa {
         self
     }
 
-    /// Emits the automaton as right-linear rules named after `base`; `head` becomes the start
-    /// state's rule. Returns `false` (emitting nothing) if the language is empty.
-    pub(crate) fn emit(
-        &self,
-        builder: &mut GrammarBuilder,
-        head: RuleId,
-        base: &str,
-    ) -> Result<bool, sieve_ir::IrError> {
+    /// Which states can reach an accepting state.
+    fn live(&self) -> Vec<bool> {
         let n = self.next.len();
-        // Live states: those that can reach an accepting state.
         let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (s, row) in self.next.iter().enumerate() {
             for &t in row {
@@ -302,6 +343,19 @@ impl Dfa {
                 }
             }
         }
+        live
+    }
+
+    /// Emits the automaton as right-linear rules named after `base`; `head` becomes the start
+    /// state's rule. Returns `false` (emitting nothing) if the language is empty.
+    pub(crate) fn emit(
+        &self,
+        builder: &mut GrammarBuilder,
+        head: RuleId,
+        base: &str,
+    ) -> Result<bool, sieve_ir::IrError> {
+        let n = self.next.len();
+        let live = self.live();
         if !live[0] {
             return Ok(false);
         }
@@ -322,17 +376,7 @@ impl Dfa {
         }
         for &s in &order {
             let s = s as usize;
-            let mut by_target: Vec<(u32, ByteClass)> = Vec::new();
-            for (b, &t) in self.next[s].iter().enumerate() {
-                if !live[t as usize] {
-                    continue;
-                }
-                match by_target.iter_mut().find(|(x, _)| *x == t) {
-                    Some((_, class)) => class.insert(b as u8),
-                    None => by_target.push((t, ByteClass::byte(b as u8))),
-                }
-            }
-            let mut alts: Vec<Expr> = by_target
+            let mut alts: Vec<Expr> = classes_by_target(&self.next[s], &live)
                 .into_iter()
                 .filter_map(|(t, class)| {
                     let target = rule[t as usize].expect("live reachable state has a rule");
@@ -391,6 +435,11 @@ mod tests {
     #[test]
     fn operations_match_their_definitions() {
         let b = GrammarBuilder::new();
+        let built = HashMap::default();
+        let b = Env {
+            builder: &b,
+            built: &built,
+        };
         let any = Dfa::from_expr(&ab_star(), &b, 1000).unwrap();
         // Strings containing "ab".
         let has_ab = Expr::seq([ab_star(), lit("ab"), ab_star()]);
@@ -409,9 +458,14 @@ mod tests {
     #[test]
     fn emitted_rules_accept_the_automaton_language() {
         let mut b = GrammarBuilder::new();
-        let any = Dfa::from_expr(&ab_star(), &b, 1000).unwrap();
-        let has_ab = Dfa::from_expr(&Expr::seq([ab_star(), lit("ab"), ab_star()]), &b, 1000)
-            .unwrap();
+        let built = HashMap::default();
+        let env = Env {
+            builder: &GrammarBuilder::new(),
+            built: &built,
+        };
+        let any = Dfa::from_expr(&ab_star(), &env, 1000).unwrap();
+        let has_ab =
+            Dfa::from_expr(&Expr::seq([ab_star(), lit("ab"), ab_star()]), &env, 1000).unwrap();
         let without = any.intersect(&has_ab.complement(), 1000).unwrap();
         let head = b.declare("T").unwrap();
         assert!(without.emit(&mut b, head, "T").unwrap());
@@ -425,7 +479,12 @@ mod tests {
     #[test]
     fn empty_language_emits_nothing() {
         let mut b = GrammarBuilder::new();
-        let a = Dfa::from_expr(&lit("a"), &b, 100).unwrap();
+        let built = HashMap::default();
+        let env = Env {
+            builder: &GrammarBuilder::new(),
+            built: &built,
+        };
+        let a = Dfa::from_expr(&lit("a"), &env, 100).unwrap();
         let none = a.intersect(&a.clone().complement(), 100).unwrap();
         let head = b.declare("T").unwrap();
         assert!(!none.emit(&mut b, head, "T").unwrap());
@@ -434,8 +493,15 @@ mod tests {
     #[test]
     fn state_limit_is_an_error() {
         let b = GrammarBuilder::new();
-        let e = Expr::repeat(Expr::class(ByteClass::range(0, 255)).unwrap(), 50, Some(50))
-            .unwrap();
-        assert!(matches!(Dfa::from_expr(&e, &b, 20), Err(DfaError::TooLarge)));
+        let built = HashMap::default();
+        let b = Env {
+            builder: &b,
+            built: &built,
+        };
+        let e = Expr::repeat(Expr::class(ByteClass::range(0, 255)).unwrap(), 50, Some(50)).unwrap();
+        assert!(matches!(
+            Dfa::from_expr(&e, &b, 20),
+            Err(DfaError::TooLarge)
+        ));
     }
 }

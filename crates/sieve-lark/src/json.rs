@@ -35,18 +35,28 @@ pub(crate) fn compile(
         }
     }
     let compiled = sieve_jsonschema::compile(&schema, &options).map_err(|e| {
-        let pointer = if e.pointer.is_empty() { "#" } else { &e.pointer };
+        let pointer = if e.pointer.is_empty() {
+            "#"
+        } else {
+            &e.pointer
+        };
         let keyword = if e.keyword.is_empty() {
             String::new()
         } else {
             format!("`{}`: ", e.keyword)
         };
-        err(format!("in this schema at {pointer}: {keyword}{}", e.message))
+        err(format!(
+            "in this schema at {pointer}: {keyword}{}",
+            e.message
+        ))
     })?;
     Ok(compiled.grammar)
 }
 
-fn apply(guidance: &serde_json::Value, options: &mut sieve_jsonschema::Options) -> Result<(), String> {
+fn apply(
+    guidance: &serde_json::Value,
+    options: &mut sieve_jsonschema::Options,
+) -> Result<(), String> {
     let serde_json::Value::Object(map) = guidance else {
         return Err("`x-guidance` must be an object".to_owned());
     };

@@ -114,9 +114,10 @@ pub(crate) fn lex(text: &str) -> Result<Vec<Token>, Error> {
                 pos = flags_end;
             }
             b'<' => {
-                let end = text[pos..].find('>').map(|i| pos + i + 1).filter(|&e| {
-                    !text[pos..e].contains('\n')
-                });
+                let end = text[pos..]
+                    .find('>')
+                    .map(|i| pos + i + 1)
+                    .filter(|&e| !text[pos..e].contains('\n'));
                 let Some(end) = end else {
                     return Err(Error::new(
                         ErrorKind::Syntax,
@@ -132,7 +133,10 @@ pub(crate) fn lex(text: &str) -> Result<Vec<Token>, Error> {
             }
             b'%' => {
                 pos += 1;
-                while bytes.get(pos).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_') {
+                while bytes
+                    .get(pos)
+                    .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+                {
                     pos += 1;
                 }
                 let name = &text[start..pos];

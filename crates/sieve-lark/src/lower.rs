@@ -21,7 +21,7 @@ use sieve_diagnostics::Span;
 use sieve_ir::{ByteClass, Expr, Grammar, GrammarBuilder, IrError, RuleId};
 
 use crate::ast::{is_terminal_name, Def, Expr as AstExpr, ExprKind, File, Item};
-use crate::dfa::{Dfa, DfaError};
+use crate::dfa::{Dfa, DfaError, Env};
 use crate::error::{Error, ErrorKind, Errors};
 use crate::json;
 use crate::Options;
@@ -55,13 +55,19 @@ pub(crate) struct Lowerer<'a> {
     user: HashMap<&'a str, usize>,
     common: HashMap<&'a str, usize>,
     ignore: Option<RuleId>,
+    /// The automata emitted as right-linear rules, by head rule.
+    built: HashMap<RuleId, Dfa>,
     errors: Vec<Error>,
     /// Where the current definition's errors point, if not at the expression itself.
     at: Option<Span>,
 }
 
 fn ir_error(span: Span, e: IrError) -> Error {
-    Error::new(ErrorKind::Limit, span, format!("cannot build the grammar: {e}"))
+    Error::new(
+        ErrorKind::Limit,
+        span,
+        format!("cannot build the grammar: {e}"),
+    )
 }
 
 pub(crate) fn lower(file: &File, common: &File, options: &Options) -> Result<Grammar, Errors> {
@@ -72,6 +78,7 @@ pub(crate) fn lower(file: &File, common: &File, options: &Options) -> Result<Gra
         user: HashMap::default(),
         common: HashMap::default(),
         ignore: None,
+        built: HashMap::default(),
         errors: Vec::new(),
         at: None,
     };
@@ -221,10 +228,8 @@ impl<'a> Lowerer<'a> {
         let mut order = Vec::new();
         let mut queue = vec![start];
         seen.insert(start);
-        let mut roots: Vec<(&AstExpr, Ns, Option<Span>, bool)> = ignores
-            .iter()
-            .map(|e| (*e, Ns::User, None, true))
-            .collect();
+        let mut roots: Vec<(&AstExpr, Ns, Option<Span>, bool)> =
+            ignores.iter().map(|e| (*e, Ns::User, None, true)).collect();
         let mut i = 0;
         loop {
             while let Some((expr, ns, at, terminal)) = roots.pop() {
@@ -275,7 +280,12 @@ impl<'a> Lowerer<'a> {
         order
     }
 
-    fn run(&mut self, start: usize, reachable: &[usize], ignores: &[&AstExpr]) -> Result<(), Error> {
+    fn run(
+        &mut self,
+        start: usize,
+        reachable: &[usize],
+        ignores: &[&AstExpr],
+    ) -> Result<(), Error> {
         // Declare: user names keep their spelling; common definitions get fresh names.
         for &index in reachable {
             let entry = &self.entries[index];
@@ -398,7 +408,7 @@ impl<'a> Lowerer<'a> {
                 None => body,
             };
             let dfa = self.dfa(&body, def.body.span)?.lazy();
-            let lazy = self.emit(&dfa, &def.name.text, def.body.span)?;
+            let lazy = self.emit(dfa, &def.name.text, def.body.span)?;
             if terminal {
                 lazy
             } else {
@@ -472,7 +482,11 @@ impl<'a> Lowerer<'a> {
     }
 
     fn dfa(&self, expr: &Expr, span: Span) -> Result<Dfa, Error> {
-        Dfa::from_expr(expr, &self.builder, self.options.limits.max_automaton_states)
+        let env = Env {
+            builder: &self.builder,
+            built: &self.built,
+        };
+        Dfa::from_expr(expr, &env, self.options.limits.max_automaton_states)
             .map_err(|e| self.dfa_error(e, span))
     }
 
@@ -494,14 +508,18 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn emit(&mut self, dfa: &Dfa, base: &str, span: Span) -> Result<Expr, Error> {
+    fn emit(&mut self, dfa: Dfa, base: &str, span: Span) -> Result<Expr, Error> {
         let head = self
             .builder
             .fresh(&format!("{}_dfa", base.trim_start_matches('_')))
             .map_err(|e| ir_error(span, e))?;
-        if !dfa.emit(&mut self.builder, head, base).map_err(|e| ir_error(span, e))? {
+        if !dfa
+            .emit(&mut self.builder, head, base)
+            .map_err(|e| ir_error(span, e))?
+        {
             return Err(self.empty_terminal(span));
         }
+        self.built.insert(head, dfa);
         Ok(Expr::rule(head))
     }
 
@@ -620,7 +638,7 @@ impl<'a> Lowerer<'a> {
                     });
                 }
                 let dfa = dfa.expect("`&` has operands");
-                self.emit(&dfa, "and", e.span)?
+                self.emit(dfa, "and", e.span)?
             }
             ExprKind::Not(item) => {
                 if !terminal {
@@ -635,7 +653,7 @@ impl<'a> Lowerer<'a> {
                         )))
                     }
                 };
-                self.emit(&dfa, "not", e.span)?
+                self.emit(dfa, "not", e.span)?
             }
         }))
     }
@@ -689,7 +707,8 @@ impl<'a> Lowerer<'a> {
             let located = match pattern_start {
                 Some(start) if self.at.is_none() && inner.start >= prefix.len() => Span::new(
                     start + inner.start - prefix.len(),
-                    (start + inner.end.saturating_sub(prefix.len())).max(start + inner.start - prefix.len()),
+                    (start + inner.end.saturating_sub(prefix.len()))
+                        .max(start + inner.start - prefix.len()),
                 ),
                 _ => span,
             };
@@ -758,7 +777,9 @@ impl<'a> Lowerer<'a> {
                 .fresh("substring")
                 .map_err(|e| ir_error(span, e))?;
             let body = match next {
-                Some(n) => Expr::seq([Expr::bytes(chunk.as_bytes()), Expr::optional(Expr::rule(n))]),
+                Some(n) => {
+                    Expr::seq([Expr::bytes(chunk.as_bytes()), Expr::optional(Expr::rule(n))])
+                }
                 None => Expr::bytes(chunk.as_bytes()),
             };
             self.builder.define(id, body);

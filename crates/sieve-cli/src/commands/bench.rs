@@ -15,7 +15,9 @@
 //! JSON Schemas are compiled with the request's `json_options` (`whitespace` compact or
 //! flexible, `item_separator`, `key_separator`); the other options are sieve's defaults.
 //! Structural tags (kind `structural_tag`) take the same options as the base of their
-//! `json_schema` contents, whose whitespace is always flexible, as XGrammar's.
+//! `json_schema` contents, whose whitespace is always flexible, as XGrammar's. Lark grammars
+//! (kind `lark`) take them as the base of their `%json` schemas, adjusted by each schema's
+//! `x-guidance` object (flexible whitespace unless it says otherwise, as llguidance's).
 //!
 //! An optional request field `max_tokens` (an integer; sieve's extension of the protocol)
 //! gives every matcher a token budget (`Matcher::with_budget`): masks then also leave out
@@ -47,11 +49,12 @@ use crate::pipeline::{self, Format, PipelineOptions};
 const PROTOCOL: &str = "peers-engine/1";
 
 /// The grammar kinds sieve compiles, by the harness's names.
-const SUPPORTED_KINDS: [(&str, Format); 4] = [
+const SUPPORTED_KINDS: [(&str, Format); 5] = [
     ("json_schema", Format::JsonSchema),
     ("regex", Format::Regex),
     ("gbnf", Format::Gbnf),
     ("structural_tag", Format::StructuralTag),
+    ("lark", Format::Lark),
 ];
 
 /// The parts of a request that sieve reads.
