@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
+import numpy as np
+
 from ._bitmask import allocate_token_bitmask, apply_token_bitmask_inplace
 from ._sieve import CompiledGrammar, Matcher, fill_next_token_bitmasks
 
@@ -35,7 +37,7 @@ class LogitsProcessor:
         # Fails now, not inside generate(), when the budget cannot fit a complete output.
         Matcher(compiled, max_tokens)
         self.matchers: List[Matcher] = []
-        self._bitmask: Optional[Any] = None
+        self._bitmask: np.ndarray = allocate_token_bitmask(0, compiled.vocab_size)
         self._length = -1
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:

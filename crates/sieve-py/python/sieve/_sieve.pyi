@@ -1,7 +1,19 @@
 """Type stubs of ``sieve._sieve``, the native half of the ``sieve`` package."""
 
 from os import PathLike
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, List, Optional, Sequence, Union, final
+
+__all__ = [
+    "CompileError",
+    "CompiledGrammar",
+    "LimitError",
+    "Matcher",
+    "Tokenizer",
+    "compile_grammar",
+    "compile_json_schema",
+    "compile_regex",
+    "fill_next_token_bitmasks",
+]
 
 class CompileError(ValueError):
     """A grammar, regex or JSON Schema that cannot be compiled; the message locates the
@@ -10,6 +22,7 @@ class CompileError(ValueError):
 class LimitError(RuntimeError):
     """The recogniser reached one of its configured limits; the matcher is unchanged."""
 
+@final
 class Tokenizer:
     """A tokenizer's vocabulary prepared for masks. Immutable, shareable across threads,
     not picklable."""
@@ -35,6 +48,7 @@ class Tokenizer:
     def token_bytes(self, id: int) -> bytes: ...
     def is_special(self, id: int) -> bool: ...
 
+@final
 class CompiledGrammar:
     """A grammar compiled against a Tokenizer. Immutable, shareable across threads, not
     picklable."""
@@ -68,10 +82,11 @@ def compile_regex(
     ahead_of_time: Union[bool, float, None] = None,
 ) -> CompiledGrammar: ...
 
+@final
 class Matcher:
     """The output of one request, checked token by token against a compiled grammar."""
 
-    def __init__(self, compiled: CompiledGrammar, max_tokens: Optional[int] = None) -> None: ...
+    def __new__(cls, compiled: CompiledGrammar, max_tokens: Optional[int] = None) -> Matcher: ...
     @property
     def remaining_tokens(self) -> Optional[int]: ...
     def fill_next_token_bitmask(self, bitmask: Any, index: int = 0) -> None: ...
