@@ -15,7 +15,7 @@
 //! Equal formats (same canonical JSON, same enclosing end strings) are compiled once.
 
 use foldhash::HashMap;
-use sieve_ir::{Expr, Grammar, GrammarBuilder, RuleId};
+use sieve_ir::{Expr, ExprKind, Grammar, GrammarBuilder, RuleId};
 
 use crate::dispatch::{self, FreeText};
 use crate::error::{join, Error, ErrorKind};
@@ -405,7 +405,11 @@ impl<'a> Lowerer<'a> {
                 format!("`{}`: {}", e.keyword, e.message),
             )
         })?;
-        self.import(&compiled.grammar, "json", p)
+        let root = self.import(&compiled.grammar, "json", p)?;
+        if let Some(inner) = self.builder.body(root).and_then(without_outer_gaps) {
+            self.builder.define(root, inner);
+        }
+        Ok(root)
     }
 
     /// Copies `grammar`'s rules in under fresh names derived from `base`; returns the copy of
@@ -422,6 +426,26 @@ impl<'a> Lowerer<'a> {
         }
         Ok(ids[grammar.root().index()])
     }
+}
+
+/// A JSON root `gap value gap` without its outer gaps: XGrammar's JSON allows whitespace
+/// between tokens only, not around the value. `None` when `body` is not of that shape.
+fn without_outer_gaps(body: &Expr) -> Option<Expr> {
+    let ExprKind::Seq(items) = body.kind() else {
+        return None;
+    };
+    let is_gap = |e: &Expr| match e.kind() {
+        ExprKind::Repeat { item, min: 0, .. } => match item.kind() {
+            ExprKind::Class(class) => class.iter().all(|b| b" \t\n\r".contains(&b)),
+            _ => false,
+        },
+        _ => false,
+    };
+    let (first, last) = (items.first()?, items.last()?);
+    if items.len() < 3 || first != last || !is_gap(first) {
+        return None;
+    }
+    Some(Expr::seq(items[1..items.len() - 1].iter().cloned()))
 }
 
 /// Whether the format matches unboundedly long text (XGrammar's `IsUnlimited`).
