@@ -42,6 +42,49 @@ struct Entry<'a> {
     id: Option<RuleId>,
 }
 
+/// The facts and variants of [`Lowerer::without_leading_ignore`].
+struct First {
+    /// Per rule: can it derive no lexeme?
+    zero: HashMap<usize, bool>,
+    /// Per rule: can it derive a lexeme?
+    has: HashMap<usize, bool>,
+    /// The `R°` variants declared so far.
+    variants: HashMap<usize, RuleId>,
+    /// Variants declared but not yet defined.
+    pending: Vec<usize>,
+}
+
+impl First {
+    fn zero_of_expr(&self, e: &AstExpr, ns: Ns, l: &Lowerer<'_>) -> bool {
+        match &e.kind {
+            ExprKind::Choice(xs) => xs.iter().any(|x| self.zero_of_expr(x, ns, l)),
+            ExprKind::Seq(xs) => xs.iter().all(|x| self.zero_of_expr(x, ns, l)),
+            ExprKind::Repeat { item, min, max } => {
+                *min == 0 || *max == Some(0) || self.zero_of_expr(item, ns, l)
+            }
+            ExprKind::Name(name) => match l.resolve(name, ns) {
+                Some(i) if !l.is_lexeme_def(i) => self.zero.get(&i).copied().unwrap_or(false),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    fn has_of_expr(&self, e: &AstExpr, ns: Ns, l: &Lowerer<'_>) -> bool {
+        match &e.kind {
+            ExprKind::Choice(xs) | ExprKind::Seq(xs) => {
+                xs.iter().any(|x| self.has_of_expr(x, ns, l))
+            }
+            ExprKind::Repeat { item, max, .. } => *max != Some(0) && self.has_of_expr(item, ns, l),
+            ExprKind::Name(name) => match l.resolve(name, ns) {
+                Some(i) if !l.is_lexeme_def(i) => self.has.get(&i).copied().unwrap_or(false),
+                _ => true,
+            },
+            _ => true,
+        }
+    }
+}
+
 /// Lexeme options on a rule: `[lazy]`, `[suffix=…]`.
 struct LexemeOptions<'a> {
     lazy: bool,
@@ -182,27 +225,20 @@ pub(crate) fn lower(file: &File, common: &File, options: &Options) -> Result<Gra
     if !l.errors.is_empty() {
         return Err(Errors::new(l.errors));
     }
-    l.run(start, &reachable, &ignores).map_err(Errors::from)?;
+    l.run(&reachable, &ignores).map_err(Errors::from)?;
     if !l.errors.is_empty() {
         return Err(Errors::new(l.errors));
     }
-    unreachable_free(l, start)
+    finish(l, start, &reachable)
 }
 
-fn unreachable_free(l: Lowerer<'_>, start: usize) -> Result<Grammar, Errors> {
-    let root_id = l.entries[start].id.expect("start is declared");
-    let root = match l.ignore {
-        Some(ignore) => {
-            let mut builder = l.builder;
-            let root = builder
-                .fresh("start_ignore")
-                .map_err(|e| ir_error(Span::at(0), e))?;
-            builder.define(root, Expr::seq([Expr::rule(root_id), Expr::rule(ignore)]));
-            return builder
-                .build(root)
-                .map_err(|e| Errors::from(ir_error(Span::at(0), e)));
-        }
-        None => root_id,
+fn finish(mut l: Lowerer<'_>, start: usize, reachable: &[usize]) -> Result<Grammar, Errors> {
+    let start_id = l.entries[start].id.expect("start is declared");
+    let root = if l.ignore.is_some() {
+        l.without_leading_ignore(start, reachable)
+            .map_err(Errors::from)?
+    } else {
+        start_id
     };
     l.builder
         .build(root)
@@ -280,12 +316,7 @@ impl<'a> Lowerer<'a> {
         order
     }
 
-    fn run(
-        &mut self,
-        start: usize,
-        reachable: &[usize],
-        ignores: &[&AstExpr],
-    ) -> Result<(), Error> {
+    fn run(&mut self, reachable: &[usize], ignores: &[&AstExpr]) -> Result<(), Error> {
         // Declare: user names keep their spelling; common definitions get fresh names.
         for &index in reachable {
             let entry = &self.entries[index];
@@ -298,7 +329,6 @@ impl<'a> Lowerer<'a> {
             .map_err(|e| ir_error(span, e))?;
             self.entries[index].id = Some(id);
         }
-        let _ = start;
         // The ignore rule, before any body that uses it.
         if !ignores.is_empty() {
             let mut alts = Vec::new();
@@ -656,6 +686,192 @@ impl<'a> Lowerer<'a> {
                 self.emit(dfa, "not", e.span)?
             }
         }))
+    }
+
+    /// Whether the definition is a lexeme: a terminal, or a rule with lexeme options.
+    fn is_lexeme_def(&self, index: usize) -> bool {
+        let def = self.entries[index].def;
+        is_terminal_name(&def.name.text)
+            || def
+                .attrs
+                .iter()
+                .any(|a| a.name.text == "lazy" || a.name.text == "suffix")
+    }
+
+    /// The root when `%ignore` is in force: ignored text may only come *between* lexemes
+    /// (llguidance), but the lowering put it before every lexeme. So the root is a copy of
+    /// `start` in which the first lexeme has no ignored text before it: every rule `R` on the
+    /// way to a first lexeme gets a variant `R°` (the derivations of `R` with at least one
+    /// lexeme, the first without its prefix), plus ε if `start` can derive no lexeme at all.
+    fn without_leading_ignore(
+        &mut self,
+        start: usize,
+        reachable: &[usize],
+    ) -> Result<RuleId, Error> {
+        let (zero, has) = self.lexeme_facts(reachable);
+        let mut first = First {
+            zero,
+            has,
+            variants: HashMap::default(),
+            pending: Vec::new(),
+        };
+        let start_entry = &self.entries[start];
+        let start_body = start_entry.def.body.clone();
+        let start_ns = start_entry.ns;
+        let root = self
+            .builder
+            .fresh("start_first")
+            .map_err(|e| ir_error(Span::at(0), e))?;
+        let body = self.first(&start_body, start_ns, &mut first)?;
+        let mut alts: Vec<Expr> = body.into_iter().collect();
+        if first.zero_of_expr(&start_body, start_ns, self) {
+            alts.push(Expr::empty());
+        }
+        let Some(root_body) = Expr::choice(alts) else {
+            return Err(self.empty_terminal(start_body.span));
+        };
+        self.builder.define(root, root_body);
+        while let Some(index) = first.pending.pop() {
+            let entry = &self.entries[index];
+            let (body, ns) = (&entry.def.body, entry.ns);
+            self.at = entry.at;
+            let id = first.variants[&index];
+            // A rule none of whose derivations has a lexeme is never asked for; should the
+            // grammar have unproductive rules, their variant is the rule itself.
+            let lowered = match self.first(body, ns, &mut first)? {
+                Some(x) => x,
+                None => Expr::rule(self.entries[index].id.expect("declared")),
+            };
+            self.builder.define(id, lowered);
+        }
+        Ok(root)
+    }
+
+    /// For every reachable rule: whether it can derive no lexeme (`zero`), and whether it can
+    /// derive one (`has`); least fixpoints.
+    fn lexeme_facts(&self, reachable: &[usize]) -> (HashMap<usize, bool>, HashMap<usize, bool>) {
+        let mut facts = First {
+            zero: reachable.iter().map(|&i| (i, false)).collect(),
+            has: reachable.iter().map(|&i| (i, false)).collect(),
+            variants: HashMap::default(),
+            pending: Vec::new(),
+        };
+        loop {
+            let mut changed = false;
+            for &index in reachable {
+                if self.is_lexeme_def(index) {
+                    continue;
+                }
+                let entry = &self.entries[index];
+                let z = facts.zero_of_expr(&entry.def.body, entry.ns, self);
+                let h = facts.has_of_expr(&entry.def.body, entry.ns, self);
+                if z && !facts.zero[&index] {
+                    facts.zero.insert(index, true);
+                    changed = true;
+                }
+                if h && !facts.has[&index] {
+                    facts.has.insert(index, true);
+                    changed = true;
+                }
+            }
+            if !changed {
+                return (facts.zero, facts.has);
+            }
+        }
+    }
+
+    /// The derivations of `e` with at least one lexeme, the first without ignored text
+    /// before it; `None` if there are none.
+    fn first(&mut self, e: &AstExpr, ns: Ns, f: &mut First) -> Result<Option<Expr>, Error> {
+        Ok(match &e.kind {
+            ExprKind::Choice(alts) => {
+                let mut out = Vec::new();
+                for a in alts {
+                    if let Some(x) = self.first(a, ns, f)? {
+                        out.push(x);
+                    }
+                }
+                Expr::choice(out)
+            }
+            ExprKind::Seq(items) => {
+                let mut out = Vec::new();
+                for (i, item) in items.iter().enumerate() {
+                    if let Some(head) = self.first(item, ns, f)? {
+                        let mut seq = vec![head];
+                        let mut alive = true;
+                        for rest in &items[i + 1..] {
+                            match self.expr(rest, ns, false)? {
+                                Some(x) => seq.push(x),
+                                None => alive = false,
+                            }
+                        }
+                        if alive {
+                            out.push(Expr::seq(seq));
+                        }
+                    }
+                    if !f.zero_of_expr(item, ns, self) {
+                        break;
+                    }
+                }
+                Expr::choice(out)
+            }
+            ExprKind::Repeat { item, min, max } => {
+                if *max == Some(0) {
+                    return Ok(None);
+                }
+                let Some(head) = self.first(item, ns, f)? else {
+                    return Ok(None);
+                };
+                let Some(rest) = self.expr(item, ns, false)? else {
+                    return Ok(Some(head));
+                };
+                let rest = Expr::repeat(rest, min.saturating_sub(1), max.map(|m| m - 1)).map_err(
+                    |err| self.located(ErrorKind::Limit, e.span, format!("bad repetition: {err}")),
+                )?;
+                Some(Expr::seq([head, rest]))
+            }
+            ExprKind::Name(name) => {
+                let index = self.resolve(name, ns).expect("names were resolved");
+                if self.is_lexeme_def(index) {
+                    let id = self.entries[index].id.expect("declared");
+                    if is_terminal_name(name) {
+                        Some(Expr::rule(id))
+                    } else {
+                        // A lexeme rule's body is `ignore x`: take `x`.
+                        Some(self.lexeme_body_without_ignore(id))
+                    }
+                } else if !f.has[&index] {
+                    None
+                } else {
+                    let id = match f.variants.get(&index) {
+                        Some(&id) => id,
+                        None => {
+                            let base = format!("{}_first", self.entries[index].def.name.text);
+                            let id = self
+                                .builder
+                                .fresh(&base)
+                                .map_err(|err| ir_error(e.span, err))?;
+                            f.variants.insert(index, id);
+                            f.pending.push(index);
+                            id
+                        }
+                    };
+                    Some(Expr::rule(id))
+                }
+            }
+            ExprKind::Json(_) => self.expr(e, ns, false)?,
+            // Every other form is one lexeme: lowered inside a terminal, it has no prefix.
+            _ => self.expr(e, ns, true)?,
+        })
+    }
+
+    /// The body of a lexeme rule (`ignore x`, as `definition` builds it), without `ignore`.
+    fn lexeme_body_without_ignore(&self, id: RuleId) -> Expr {
+        let body = self.builder.body(id).expect("lexeme rules are defined");
+        match body.kind() {
+            sieve_ir::ExprKind::Seq(items) if items.len() == 2 => items[1].clone(),
+            _ => body.clone(),
+        }
     }
 
     fn and_not_in_rule(&self, span: Span) -> Error {

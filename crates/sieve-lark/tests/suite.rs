@@ -1,0 +1,371 @@
+//! sieve-lark's suite: llguidance's verdicts on the checked-in differential fixtures
+//! (`tests/fixtures/generate.py`), IR snapshots of the fixture grammars in `grammars/lark/`,
+//! located errors (snapshots rendered as the CLI shows them), token masks against the
+//! brute-force oracle, and the shared corpus (with `$SIEVE_SHARED`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::Value;
+use sieve_diagnostics::SourceFile;
+use sieve_ir::Grammar;
+use sieve_lark::{compile, ErrorKind, Options};
+use sieve_matcher::{ByteMatcher, CompiledGrammar, Matcher, Options as CompileOptions, Tokenizer};
+use sieve_vocab::Vocabulary;
+
+fn grammars_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../grammars/lark")
+}
+
+fn lark_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(grammars_dir())
+        .expect("grammars/lark exists")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "lark"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn compile_text(text: &str) -> Grammar {
+    compile(text, &Options::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Whether the full compile pipeline (normalised, automata, Earley) accepts `text`.
+fn accepts(grammar: &Grammar, text: &[u8]) -> bool {
+    let mut matcher =
+        ByteMatcher::new(grammar, &CompileOptions::default()).expect("grammar compiles");
+    text.iter()
+        .all(|&b| matcher.push_byte(b).expect("within the work limit"))
+        && matcher.can_finish()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Differential fixtures: llguidance's verdicts.
+
+#[test]
+fn llguidance_fixtures() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/llguidance.json");
+    let fixtures: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("fixtures")).expect("JSON");
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for fixture in fixtures["fixtures"].as_array().expect("list") {
+        let name = fixture["name"].as_str().expect("name");
+        let text = match fixture["file"].as_str() {
+            Some(file) => std::fs::read_to_string(grammars_dir().join(file)).expect("grammar"),
+            None => fixture["grammar"].as_str().expect("grammar").to_owned(),
+        };
+        let grammar = compile(&text, &Options::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        for case in fixture["cases"].as_array().expect("cases") {
+            let input = case["text"].as_str().expect("text");
+            let expected = case["sieve"]
+                .as_bool()
+                .unwrap_or_else(|| case["llguidance"].as_bool().expect("verdict"));
+            if accepts(&grammar, input.as_bytes()) != expected {
+                failures.push(format!("{name}: {input:?}: expected {expected}"));
+            }
+            checked += 1;
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} differ:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    assert!(checked >= 70, "only {checked} cases");
+}
+
+// ---------------------------------------------------------------------------------------------
+// IR snapshots.
+
+#[test]
+fn ir_snapshots_of_fixture_grammars() {
+    for path in lark_files() {
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let grammar = compile_text(&text);
+        let name = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        insta::assert_snapshot!(format!("ir-{name}"), grammar.to_string());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors.
+
+fn error(text: &str) -> (ErrorKind, String) {
+    let errors = compile(text, &Options::default()).expect_err("should not compile");
+    let source = SourceFile::new("test.lark", text);
+    let rendered: String = errors
+        .as_slice()
+        .iter()
+        .map(|e| source.render_error(e))
+        .collect();
+    (errors.first().kind, rendered)
+}
+
+#[test]
+fn errors_are_located() {
+    let cases: &[(&str, &str, ErrorKind)] = &[
+        (
+            "special_token",
+            "start: <|eot_id|> \"a\"",
+            ErrorKind::Unsupported,
+        ),
+        (
+            "special_token_id",
+            "start: \"a\" <[128009]>",
+            ErrorKind::Unsupported,
+        ),
+        (
+            "template",
+            "start: sep{\"a\", \",\"}\nsep{x, d}: x (d x)*",
+            ErrorKind::Unsupported,
+        ),
+        ("unknown_name", "start: a b\na: \"x\"", ErrorKind::Name),
+        ("no_start", "begin: \"x\"", ErrorKind::Name),
+        ("duplicate", "start: \"a\"\nstart: \"b\"", ErrorKind::Name),
+        (
+            "terminal_uses_rule",
+            "start: A\nA: \"a\" b\nb: \"b\"",
+            ErrorKind::Name,
+        ),
+        (
+            "recursive_terminal",
+            "start: A\nA: \"(\" A? \")\"",
+            ErrorKind::Name,
+        ),
+        ("lookahead", "start: /a(?=b)/", ErrorKind::Regex),
+        (
+            "regex_error_position",
+            "start: \"x\" /ab[/",
+            ErrorKind::Regex,
+        ),
+        (
+            "import_other",
+            "%import .other.X\nstart: X",
+            ErrorKind::Unsupported,
+        ),
+        (
+            "import_unknown",
+            "%import common.NOPE\nstart: NOPE",
+            ErrorKind::Name,
+        ),
+        (
+            "and_in_rule",
+            "start: a & b\na: \"a\"\nb: \"b\"",
+            ErrorKind::Unsupported,
+        ),
+        ("empty_terminal", "start: A\nA: /a/ & /b/", ErrorKind::Empty),
+        (
+            "json_in_terminal",
+            "start: A\nA: %json {}",
+            ErrorKind::Unsupported,
+        ),
+        (
+            "json_bad_schema",
+            "start: %json {\"type\": \"frob\"}",
+            ErrorKind::Json,
+        ),
+        (
+            "x_guidance_unknown",
+            "start: %json {\"x-guidance\": {\"whitespace_pattern\": \"x\"}}",
+            ErrorKind::Json,
+        ),
+        (
+            "stop_attribute",
+            "start: a \"<end>\"\na[stop=\"<end>\"]: /.*/",
+            ErrorKind::Unsupported,
+        ),
+        (
+            "declare",
+            "%declare X\nstart: \"a\"",
+            ErrorKind::Unsupported,
+        ),
+        ("unterminated_string", "start: \"abc\n", ErrorKind::Syntax),
+        ("unterminated_regex", "start: /abc\n", ErrorKind::Syntax),
+        ("missing_colon", "start \"a\"", ErrorKind::Syntax),
+        ("unclosed_group", "start: (\"a\"", ErrorKind::Syntax),
+        ("bad_range", "start: \"ab\"..\"c\"", ErrorKind::Syntax),
+        ("regex_flag", "start: /a/l", ErrorKind::Unsupported),
+        (
+            "nesting",
+            &format!("start: {}\"a\"{}", "(".repeat(300), ")".repeat(300)),
+            ErrorKind::Limit,
+        ),
+    ];
+    for (name, text, kind) in cases {
+        let (got, rendered) = error(text);
+        assert_eq!(got, *kind, "{name}: {rendered}");
+        insta::assert_snapshot!(format!("err-{name}"), rendered);
+    }
+}
+
+#[test]
+fn errors_are_collected() {
+    let errors = compile("start: a b c", &Options::default()).unwrap_err();
+    assert_eq!(errors.as_slice().len(), 3);
+}
+
+#[test]
+fn priorities_and_tree_shaping_keep_the_language() {
+    let plain = compile_text("start: a b\na: \"x\"+\nb: B\nB: \"y\"");
+    let shaped = compile_text("?start: _a b -> alias\n!_a.2: \"x\"+\nb: B\nB.3: \"y\"");
+    for text in ["xy", "xxy", "y", "x", "xyy"] {
+        assert_eq!(
+            accepts(&plain, text.as_bytes()),
+            accepts(&shaped, text.as_bytes()),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn common_imports_match_their_definitions() {
+    let grammar = compile_text(
+        "start: (NUMBER | ESCAPED_STRING | CNAME | C_COMMENT) (\",\" start)?\n%import common (NUMBER, ESCAPED_STRING, CNAME, C_COMMENT)",
+    );
+    for (text, ok) in [
+        ("12", true),
+        ("1.5e-3", true),
+        (".5", true),
+        ("\"a\\\"b\"", true),
+        ("\"a\\\"", false),
+        ("_x9", true),
+        ("9x", false),
+        ("/* a * b **/", true),
+        ("/* a */ */", false),
+        ("1,\"x\",y", true),
+    ] {
+        assert_eq!(accepts(&grammar, text.as_bytes()), ok, "{text}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Masks against brute force.
+
+/// Every single byte, the substrings of length 2 to 6 of the samples, and `</s>` as EOS.
+fn synthetic_vocab(samples: &[&str]) -> Vocabulary {
+    let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+    for sample in samples {
+        let sample = sample.as_bytes();
+        for len in 2..=6 {
+            for window in sample.windows(len).step_by((len - 1).max(1)) {
+                tokens.push(window.to_vec());
+            }
+        }
+    }
+    tokens.sort();
+    tokens.dedup();
+    let mut list: String = tokens
+        .iter()
+        .map(|t| {
+            format!(
+                "hex:{}\n",
+                t.iter().map(|b| format!("{b:02x}")).collect::<String>()
+            )
+        })
+        .collect();
+    list.push_str("special:\"</s>\"\n\n");
+    sieve_vocab::plain::parse(list.as_bytes(), &Default::default()).expect("valid list")
+}
+
+/// Greedy longest-match tokenisation.
+fn tokenize(vocab: &Vocabulary, text: &[u8]) -> Vec<u32> {
+    let mut by_bytes = std::collections::HashMap::new();
+    for id in 0..vocab.n_vocab() as u32 {
+        let token = vocab.token(id).expect("in range");
+        if !vocab.is_special(token) {
+            by_bytes.entry(vocab.bytes(token).to_vec()).or_insert(id);
+        }
+    }
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let len = (1..=text.len() - at)
+            .rev()
+            .find(|&len| by_bytes.contains_key(&text[at..at + len]))
+            .expect("single bytes are tokens");
+        out.push(by_bytes[&text[at..at + len]]);
+        at += len;
+    }
+    out
+}
+
+fn mask_of(matcher: &mut Matcher) -> Vec<u32> {
+    let mut mask = vec![0u32; matcher.compiled().bitmask_words()];
+    matcher.fill_next_token_bitmask(&mut mask).expect("mask");
+    mask
+}
+
+fn oracle_mask(matcher: &mut Matcher) -> Vec<u32> {
+    let compiled = matcher.compiled().clone();
+    let mut mask = vec![0u32; compiled.bitmask_words()];
+    for id in 0..compiled.vocabulary().n_vocab() as u32 {
+        if matcher.validate_tokens(&[id]).expect("no limit") == 1 {
+            mask[id as usize / 32] |= 1 << (id % 32);
+        }
+    }
+    mask
+}
+
+fn walk(compiled: &Arc<CompiledGrammar>, text: &str, label: &str) {
+    let tokens = tokenize(compiled.vocabulary(), text.as_bytes());
+    let mut matcher = Matcher::new(compiled.clone());
+    for (step, &token) in tokens.iter().enumerate() {
+        let mask = mask_of(&mut matcher);
+        assert!(
+            mask == oracle_mask(&mut matcher),
+            "{label}: {text:?}: step {step}"
+        );
+        assert!(
+            mask[token as usize / 32] & (1 << (token % 32)) != 0,
+            "{label}: {text:?}: step {step}: token refused"
+        );
+        matcher.accept_token(token).expect("allowed");
+    }
+    let mask = mask_of(&mut matcher);
+    assert!(
+        mask == oracle_mask(&mut matcher),
+        "{label}: {text:?}: final step"
+    );
+    assert!(matcher.can_terminate(), "{label}: {text:?} is a sentence");
+}
+
+#[test]
+fn masks_equal_brute_force_on_fixture_grammars() {
+    let cases: &[(&str, &[&str])] = &[
+        ("arith.lark", &["1 + 2*x", "-(a - 3) / 4"]),
+        (
+            "json.lark",
+            &["{\"a\": [1, 2.5, -3e2, true, null]}", "[ {}, \"x\\\"y\" ]"],
+        ),
+        ("operators.lark", &["a b\nzz q", "a\nb a<end>"]),
+        (
+            "tool_call.lark",
+            &[
+                "hi <call>{\"name\": \"add\", \"arguments\": {\"a\":1,\"b\":2}}</call> done <cal",
+                "<call>{\"name\": \"echo\", \"arguments\": {\"text\":\"x\"}}</call>",
+            ],
+        ),
+        ("substring.lark", &[" -- Yorick.", "to be or -- Ab."]),
+        ("terminals.lark", &["SELECT,0x1f,abc!,Ab_c,'it''s'"]),
+    ];
+    for (file, texts) in cases {
+        let text = std::fs::read_to_string(grammars_dir().join(file)).expect("grammar");
+        let grammar = compile_text(&text);
+        let vocab = Arc::new(synthetic_vocab(texts));
+        let tokenizer = Arc::new(Tokenizer::new(vocab));
+        let compiled = Arc::new(
+            CompiledGrammar::new(&grammar, tokenizer, &CompileOptions::default())
+                .expect("compiles"),
+        );
+        for t in *texts {
+            walk(&compiled, t, file);
+        }
+    }
+}
