@@ -1,6 +1,8 @@
-//! `compile_json_schema`, `compile_grammar`, `compile_regex` and `sieve.CompiledGrammar`.
+//! `compile_json_schema`, `compile_grammar`, `compile_regex`, `compile_structural_tag` and
+//! `sieve.CompiledGrammar`.
 //!
-//! Each compile runs its front-end (`sieve_jsonschema`, `sieve_gbnf`, `sieve_regex`), then
+//! Each compile runs its front-end (`sieve_jsonschema`, `sieve_gbnf`, `sieve_regex`,
+//! `sieve_structural`), then
 //! `sieve_matcher::CompiledGrammar::new` (the `sieve_matcher::pipeline` stages), with the GIL
 //! released. Front-end errors are rendered as the `sieve` command renders them: GBNF and
 //! regex errors with `line:column`, the source line and a caret; JSON Schema errors with the
@@ -105,8 +107,8 @@ fn finish(
     })
 }
 
-/// The schema as JSON text: a ``str`` as it is, anything else through ``json.dumps``.
-fn schema_text(schema: &Bound<'_, PyAny>) -> PyResult<String> {
+/// A JSON document as text: a ``str`` as it is, anything else through ``json.dumps``.
+fn json_text(schema: &Bound<'_, PyAny>) -> PyResult<String> {
     if schema.is_instance_of::<PyString>() {
         return schema.extract();
     }
@@ -114,7 +116,7 @@ fn schema_text(schema: &Bound<'_, PyAny>) -> PyResult<String> {
     json.call_method1("dumps", (schema,))
         .map_err(|e| {
             PyTypeError::new_err(format!(
-                "the schema is a JSON string or a value json.dumps accepts: {e}"
+                "a JSON document is a str or a value json.dumps accepts: {e}"
             ))
         })?
         .extract()
@@ -168,7 +170,7 @@ pub fn compile_json_schema(
         ..sieve_jsonschema::Options::default()
     };
     let options = options_or_default(ahead_of_time)?;
-    let text = schema_text(schema)?;
+    let text = json_text(schema)?;
     let name = "<schema>";
     let front = py.detach(|| {
         let value: serde_json::Value = serde_json::from_str(&text)
@@ -239,6 +241,30 @@ pub fn compile_regex(
                 .trim_end()
                 .to_owned()
         })
+    });
+    finish(py, tokenizer, name, front, &options, Vec::new())
+}
+
+/// Compiles an XGrammar structural tag (``{"type": "structural_tag", "format": {…}}``, a
+/// ``str`` or a ``dict``; the format of xgrammar 0.2.8): tags, triggers and free text around
+/// JSON Schemas, grammars and regexes, for tool calls and reasoning formats.
+///
+/// Raises ``CompileError`` with the JSON pointer of what cannot be compiled (token formats
+/// and the XML styles are refused; see docs/structural-tags.md).
+#[pyfunction]
+#[pyo3(signature = (tokenizer, structural_tag, *, ahead_of_time=None))]
+pub fn compile_structural_tag(
+    py: Python<'_>,
+    tokenizer: &Tokenizer,
+    structural_tag: &Bound<'_, PyAny>,
+    ahead_of_time: Option<&Bound<'_, PyAny>>,
+) -> PyResult<CompiledGrammar> {
+    let options = options_or_default(ahead_of_time)?;
+    let text = json_text(structural_tag)?;
+    let name = "<structural tag>";
+    let front = py.detach(|| {
+        sieve_structural::compile_str(&text, &sieve_structural::Options::default())
+            .map_err(|e| format!("{name}: {e}"))
     });
     finish(py, tokenizer, name, front, &options, Vec::new())
 }

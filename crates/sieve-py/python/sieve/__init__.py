@@ -1,7 +1,7 @@
 """sieve: exact token masks for grammar-constrained generation.
 
-Build a ``Tokenizer`` once per tokenizer, compile a JSON Schema, GBNF/EBNF grammar or
-regex against it once, then drive one ``Matcher`` per request::
+Build a ``Tokenizer`` once per tokenizer, compile a JSON Schema, GBNF/EBNF grammar, regex
+or XGrammar structural tag against it once, then drive one ``Matcher`` per request::
 
     import sieve
     tok = sieve.Tokenizer.from_file("tokenizer.json")
@@ -27,6 +27,7 @@ from ._sieve import (
     compile_grammar,
     compile_json_schema,
     compile_regex,
+    compile_structural_tag,
     fill_next_token_bitmasks,
 )
 
@@ -42,5 +43,6 @@ __all__ = [
     "compile_grammar",
     "compile_json_schema",
     "compile_regex",
+    "compile_structural_tag",
     "fill_next_token_bitmasks",
 ]

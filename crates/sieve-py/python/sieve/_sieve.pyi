@@ -12,6 +12,7 @@ __all__ = [
     "compile_grammar",
     "compile_json_schema",
     "compile_regex",
+    "compile_structural_tag",
     "fill_next_token_bitmasks",
 ]
 
@@ -78,6 +79,12 @@ def compile_grammar(
 def compile_regex(
     tokenizer: Tokenizer,
     pattern: str,
+    *,
+    ahead_of_time: Union[bool, float, None] = None,
+) -> CompiledGrammar: ...
+def compile_structural_tag(
+    tokenizer: Tokenizer,
+    structural_tag: Union[str, dict],
     *,
     ahead_of_time: Union[bool, float, None] = None,
 ) -> CompiledGrammar: ...

@@ -311,3 +311,16 @@ def test_a_token_budget_ends_every_walk_in_time(tok):
     # One token left: only EOS fits.
     assert not tight.accept_token(encode(tok, b"a")[0])
     assert tight.accept_token(0)
+
+
+def test_structural_tag_as_dict_or_string(tok):
+    tag = {
+        "type": "structural_tag",
+        "format": {"type": "tag", "begin": "<r>",
+                   "content": {"type": "json_schema", "json_schema": {"type": "integer"}},
+                   "end": "</r>"},
+    }
+    for source in (tag, json.dumps(tag)):
+        matcher = sieve.Matcher(sieve.compile_structural_tag(tok, source))
+        assert matcher.accept_string("<r>-12</r>") and matcher.can_terminate()
+        assert not sieve.Matcher(sieve.compile_structural_tag(tok, source)).accept_string("<r>x")

@@ -170,3 +170,12 @@ def test_bad_tokenizer_files(tmp_path):
         sieve.Tokenizer.from_huggingface(object())
     with pytest.raises(TypeError):
         sieve.LogitsProcessor("not compiled")
+
+
+def test_structural_tag_errors_are_located(tok):
+    with pytest.raises(sieve.CompileError, match=r"<structural tag>: /format"):
+        sieve.compile_structural_tag(tok, {"type": "structural_tag", "format": {"type": "nope"}})
+    with pytest.raises(sieve.CompileError, match=r"<structural tag>: .*not JSON"):
+        sieve.compile_structural_tag(tok, '{"type": ')
+    with pytest.raises(TypeError, match="json.dumps"):
+        sieve.compile_structural_tag(tok, {"format": object()})

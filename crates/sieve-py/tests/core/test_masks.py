@@ -38,6 +38,22 @@ FINITE = [
         [b'{"ok":true}', b'{"ok":false}'],
     ),
     ("regex", "é|☃|😀", ["é".encode(), "☃".encode(), "😀".encode()]),
+    (
+        "structural",
+        {
+            "type": "structural_tag",
+            "format": {
+                "type": "tag",
+                "begin": "<r>",
+                "content": {"type": "or", "elements": [
+                    {"type": "const_string", "value": "yes"},
+                    {"type": "regex", "pattern": "n[o0]"},
+                ]},
+                "end": ["</r>", "</answer>"],
+            },
+        },
+        [b"<r>%s%s" % (v, e) for v in (b"yes", b"no", b"n0") for e in (b"</r>", b"</answer>")],
+    ),
 ]
 
 # Infinite languages, checked against the byte path of the recogniser.
@@ -69,6 +85,28 @@ number ::= "-"? [0-9]+ ( "." [0-9]+ )?
     ),
     ("regex", r"[a-z]+(\.[a-z]+)*@[a-z]+\.(com|org)"),
     ("regex", r"He said \"[^\"]{0,20}\"( and then.*)?"),
+    (
+        "structural",
+        {
+            "type": "structural_tag",
+            "format": {
+                "type": "triggered_tags",
+                "triggers": ["<function="],
+                "tags": [
+                    {
+                        "type": "tag",
+                        "begin": "<function=f>",
+                        "content": {"type": "json_schema", "json_schema": {
+                            "type": "object",
+                            "properties": {"city": {"type": "string"}},
+                            "required": ["city"],
+                        }},
+                        "end": "</function>",
+                    }
+                ],
+            },
+        },
+    ),
 ]
 
 
@@ -77,6 +115,8 @@ def compile_any(tok, kind, source, escapes="any"):
         return sieve.compile_grammar(tok, source)
     if kind == "regex":
         return sieve.compile_regex(tok, source)
+    if kind == "structural":
+        return sieve.compile_structural_tag(tok, source)
     return sieve.compile_json_schema(tok, source, escapes=escapes)
 
 
