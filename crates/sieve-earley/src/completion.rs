@@ -92,6 +92,8 @@ pub struct CompletionTable {
     max_bytes: usize,
     /// Whether some rule refers to the root (then completing it may feed a waiter).
     root_waited: bool,
+    /// Per state, its [`Row`], built the first time a hint walk meets it.
+    rows: Vec<std::sync::OnceLock<Box<Row>>>,
 }
 
 /// One argument list of Knuth's superior functions: `head = weight + Σ tails · times`.
@@ -138,6 +140,9 @@ impl CompletionTable {
             within,
             max_bytes,
             root_waited,
+            rows: (0..g.states.len())
+                .map(|_| std::sync::OnceLock::new())
+                .collect(),
         }
     }
 
@@ -160,6 +165,10 @@ impl CompletionTable {
         c.min
             .saturating_sub(item.count)
             .saturating_mul(self.rule_min[c.item as usize])
+    }
+
+    fn row(&self, g: &EarleyGrammar, state: u32) -> &Row {
+        self.rows[state as usize].get_or_init(|| Box::new(Row::new(g, self.root_waited, state)))
     }
 
     fn within_at(&self, rule: u32, d: usize) -> u32 {
@@ -439,26 +448,22 @@ impl std::hash::Hasher for NodeHasher {
 
 type NodeMap<V> = HashMap<(u32, u32), V, std::hash::BuildHasherDefault<NodeHasher>>;
 
-/// A byte with no edge in a [`Rows`] row.
+/// A byte with no edge in a [`Row`].
 const NO_STEP: u32 = u32::MAX;
-/// Set in a [`Rows`] step when more than one edge matches the byte (the target is the first).
+/// Set in a [`Row`] step when more than one edge matches the byte (the target is the first).
 const MANY_STEPS: u32 = 1 << 31;
 
-/// The byte edges of the states a hint walk meets, as 256-entry rows (built on first use).
-#[derive(Default)]
-struct Rows {
-    index: NodeMap<usize>,
-    steps: Vec<[u32; 256]>,
+/// The byte edges of a state as a 256-entry table, for the hint walks.
+#[derive(Clone, Debug)]
+struct Row {
+    steps: [u32; 256],
     /// Whether an item in the state can branch: a rule or ε edge, or an accepting state
     /// whose completion something may wait for (anything but the never-referenced root).
-    branches: Vec<bool>,
+    branches: bool,
 }
 
-impl Rows {
-    fn of(&mut self, g: &EarleyGrammar, table: &CompletionTable, state: u32) -> usize {
-        if let Some(&row) = self.index.get(&(state, 0)) {
-            return row;
-        }
+impl Row {
+    fn new(g: &EarleyGrammar, root_waited: bool, state: u32) -> Row {
         let info = &g.states[state as usize];
         let mut steps = [NO_STEP; 256];
         for edge in g.byte_edges(info) {
@@ -471,12 +476,11 @@ impl Rows {
                 };
             }
         }
-        let completes = info.accepting && (info.rule != g.root || table.root_waited);
-        self.steps.push(steps);
-        self.branches
-            .push(completes || !g.rule_edges(info).is_empty() || !g.eps_edges(info).is_empty());
-        self.index.insert((state, 0), self.steps.len() - 1);
-        self.steps.len() - 1
+        let completes = info.accepting && (info.rule != g.root || root_waited);
+        Row {
+            steps,
+            branches: completes || !g.rule_edges(info).is_empty() || !g.eps_edges(info).is_empty(),
+        }
     }
 }
 
@@ -650,13 +654,12 @@ impl Parser {
         states.dedup_by_key(|(state, _)| *state);
         let nodes = trie.nodes();
         let mut inexact: Vec<std::ops::Range<usize>> = Vec::new();
-        let mut rows = Rows::default();
         // Per depth: the row of the state after that many bytes, and whether no state
         // before it branches.
-        let mut path: Vec<(usize, bool)> = Vec::new();
+        let mut path: Vec<(&Row, bool)> = Vec::new();
         for &(start, r) in &states {
             path.clear();
-            path.push((rows.of(g, table, start), true));
+            path.push((table.row(g, start), true));
             let mut i = 0;
             while i < nodes.len() {
                 let node = nodes[i];
@@ -665,8 +668,8 @@ impl Parser {
                 let (row, clean) = path[depth - 1];
                 // The scan state's own branches are scan items of the top set, walked
                 // separately; a state reached inside the token branches on its own.
-                let clean = clean && (depth == 1 || !rows.branches[row]);
-                let step = rows.steps[row][node.byte as usize];
+                let clean = clean && (depth == 1 || !row.branches);
+                let step = row.steps[node.byte as usize];
                 if step == NO_STEP {
                     if !clean {
                         inexact.push(node.pos as usize..trie.node_pos_end(i));
@@ -684,7 +687,7 @@ impl Parser {
                         hint.exact &= clean;
                     }
                 }
-                path.push((rows.of(g, table, target), clean));
+                path.push((table.row(g, target), clean));
                 i += 1;
             }
         }
