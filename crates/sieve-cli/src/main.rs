@@ -97,6 +97,11 @@ enum Command {
     Bench {
         /// The request file the harness wrote.
         request: PathBuf,
+        /// Only these grammar kinds (harness names, comma-separated: `structural_tag,lark`);
+        /// the request's preference order still decides among them. Default: every kind
+        /// sieve compiles.
+        #[arg(long, value_delimiter = ',')]
+        kinds: Vec<String>,
         #[command(flatten)]
         options: GrammarArgs,
     },
@@ -326,9 +331,11 @@ fn main() -> ExitCode {
             },
             &options.pipeline_options(),
         ),
-        Command::Bench { request, options } => {
-            commands::bench(request, &options.pipeline_options())
-        }
+        Command::Bench {
+            request,
+            kinds,
+            options,
+        } => commands::bench(request, kinds, &options.pipeline_options()),
     };
     match result {
         Ok(code) => code,

@@ -98,11 +98,13 @@ fn bench_runs_the_structural_tag_kind() {
     let mut tokenizer = entry.clone();
     tokenizer["name"] = json!("tiny");
     tokenizer["manifest"] = json!(manifest);
+    // The harness offers `lark` before `structural_tag`; `--kinds` picks the structural tag.
+    std::fs::write(dir.join("calls.lark"), "start: \"never\"\n").unwrap();
     let request = json!({
         "protocol": "peers-engine/1",
         "workload": {"name": "calls", "dir": dir, "options": {}},
-        "grammars": {"structural_tag": dir.join("tag.json"), "lark": dir.join("missing.lark")},
-        "preferred_kinds": ["json_schema", "regex", "gbnf", "structural_tag", "lark"],
+        "grammars": {"structural_tag": dir.join("tag.json"), "lark": dir.join("calls.lark")},
+        "preferred_kinds": ["json_schema", "regex", "gbnf", "lark", "structural_tag"],
         "json_options": {"whitespace": "flexible"},
         "tokenizer": tokenizer,
         "n_vocab": 5,
@@ -115,7 +117,12 @@ fn bench_runs_the_structural_tag_kind() {
     });
     let path = dir.join("request.json");
     std::fs::write(&path, request.to_string()).unwrap();
-    let (code, out, err) = sieve(&["bench", path.to_str().unwrap()]);
+    let (code, out, _) = sieve(&["bench", path.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert!(out.contains("\"grammar_kind\":\"lark\""), "{out}");
+    let (code, _, err) = sieve(&["bench", "--kinds", "nope", path.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    let (code, out, err) = sieve(&["bench", "--kinds", "structural_tag", path.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let lines: Vec<Value> = out
         .lines()

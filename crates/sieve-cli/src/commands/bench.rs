@@ -28,7 +28,9 @@
 //! Without the field, matchers have no budget.
 //!
 //! A request whose sources include no kind sieve supports is answered with an `error` line
-//! and exit code 2, so the harness reports it instead of comparing nothing.
+//! and exit code 2, so the harness reports it instead of comparing nothing. `--kinds` narrows
+//! the kinds sieve may pick, so one workload can be run through each of its sources
+//! (`sieve bench --kinds structural_tag` beside `sieve bench --kinds lark`).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -120,8 +122,18 @@ struct Sample {
     tokens: Vec<u32>,
 }
 
-/// Runs the request at `path`, writing protocol lines to stdout.
-pub fn bench(path: &Path, options: &PipelineOptions) -> Result<ExitCode, String> {
+/// Runs the request at `path`, writing protocol lines to stdout; `kinds`, when not empty,
+/// restricts the grammar kinds sieve may pick (an unknown name is a usage error).
+pub fn bench(path: &Path, kinds: &[String], options: &PipelineOptions) -> Result<ExitCode, String> {
+    if let Some(unknown) = kinds
+        .iter()
+        .find(|kind| !SUPPORTED_KINDS.iter().any(|(name, _)| name == kind))
+    {
+        return Err(format!(
+            "--kinds: sieve does not compile {unknown:?}; it runs {:?}",
+            SUPPORTED_KINDS.map(|(name, _)| name)
+        ));
+    }
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let request: Request =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -132,7 +144,7 @@ pub fn bench(path: &Path, options: &PipelineOptions) -> Result<ExitCode, String>
             request.protocol
         ));
     }
-    let Some((kind, format, source)) = pick_source(&request) else {
+    let Some((kind, format, source)) = pick_source(&request, kinds) else {
         return out.fail(&format!(
             "no supported grammar kind among {:?}; sieve runs {:?}",
             request.preferred_kinds,
@@ -240,9 +252,13 @@ pub fn bench(path: &Path, options: &PipelineOptions) -> Result<ExitCode, String>
     Ok(ExitCode::SUCCESS)
 }
 
-/// The first preferred kind that the workload has and sieve compiles.
-fn pick_source(request: &Request) -> Option<(&str, Format, PathBuf)> {
+/// The first preferred kind that the workload has, sieve compiles and `kinds` (when not
+/// empty) names.
+fn pick_source<'a>(request: &'a Request, kinds: &[String]) -> Option<(&'a str, Format, PathBuf)> {
     request.preferred_kinds.iter().find_map(|kind| {
+        if !kinds.is_empty() && !kinds.contains(kind) {
+            return None;
+        }
         let (name, format) = SUPPORTED_KINDS.iter().find(|(name, _)| name == kind)?;
         Some((*name, *format, request.grammars.get(kind)?.clone()))
     })
