@@ -1,6 +1,6 @@
 //! Runs over corpora written by others, kept outside the repository in `../shared`.
 //!
-//! Three steps; any failure, or a missing corpus, makes the command fail:
+//! Five steps; any failure, or a missing corpus, makes the command fail:
 //! 1. every `.gbnf` grammar under `shared/data/grammars` compiles through every stage
 //!    (front-end, normalisation, automata), with a table of the results;
 //! 2. every vocabulary of `shared/tokenizers` (o200k_base, cl100k_base, r50k_base, qwen3,
@@ -8,7 +8,9 @@
 //!    the shared r50k_base equals the embedded default;
 //! 3. the workspace's `#[ignore]`d tests, which need these corpora, run with `SIEVE_SHARED`
 //!    pointing at the shared folder: the reference decodings of every vocabulary, and masks
-//!    equal to brute force at every step of walks over every shipped grammar with o200k_base.
+//!    equal to brute force at every step of walks over every shipped grammar with o200k_base;
+//! 4. every `.lark` grammar that llguidance compiles, sieve compiles (see `lark`);
+//! 5. the harness workloads' `grammar.lark` give the same masks as their `grammar.gbnf`.
 
 use std::path::{Path, PathBuf};
 
@@ -57,6 +59,8 @@ pub fn run(shared: &Path) -> Result<(), String> {
         grammars(shared),
         vocabularies(shared),
         ignored_tests(shared),
+        crate::lark::corpus(shared),
+        crate::lark::workloads(shared),
     ];
     let errors: Vec<String> = results.into_iter().filter_map(Result::err).collect();
     if errors.is_empty() {

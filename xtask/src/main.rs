@@ -6,8 +6,10 @@
 //!   run as tests, so the README's test command enforces them.
 //! - `cargo xtask corpus [SHARED_DIR]` — compiles every GBNF grammar under
 //!   `SHARED_DIR/data/grammars` (default `../shared`) through every stage, loads every shared
-//!   vocabulary and checks its reference decodings, and prints a table. A missing corpus is an
-//!   error, never a silent skip.
+//!   vocabulary and checks its reference decodings, compiles every `.lark` grammar there that
+//!   llguidance compiles and compares the workloads' Lark grammars with their GBNF twins, and
+//!   prints a table. A missing corpus is an error, never a silent skip.
+//! - `cargo xtask lark [SHARED_DIR]` — only the Lark steps of `corpus`.
 //! - `cargo xtask schema-suites [SHARED_DIR] [--update]` — the JSON Schema front-end against
 //!   JSON-Schema-Test-Suite, SchemaStore and JSONSchemaBench, per-suite tables, and a ratchet
 //!   against `xtask/expected/schema-suites.tsv` (see `schema_suites`); `--suite=NAME` runs
@@ -18,6 +20,7 @@
 
 mod budget;
 mod corpus;
+mod lark;
 mod schema_suites;
 mod tidy;
 
@@ -34,6 +37,13 @@ fn main() -> ExitCode {
                 .map(PathBuf::from)
                 .unwrap_or_else(|| workspace_root().join("../shared"));
             corpus::run(&shared)
+        }
+        Some("lark") => {
+            let shared = args
+                .get(1)
+                .map(PathBuf::from)
+                .unwrap_or_else(|| workspace_root().join("../shared"));
+            lark::corpus(&shared).and(lark::workloads(&shared))
         }
         Some("schema-suites") => {
             let update = args.iter().any(|a| a == "--update");
@@ -72,7 +82,7 @@ fn main() -> ExitCode {
             })
         }
         _ => Err(
-            "usage: cargo xtask (tidy | corpus [SHARED_DIR] | schema-suites [SHARED_DIR] [--update] [--suite=NAME] | budget [SHARED_DIR] [--schemas=N] [--seeds=K])"
+            "usage: cargo xtask (tidy | corpus [SHARED_DIR] | lark [SHARED_DIR] | schema-suites [SHARED_DIR] [--update] [--suite=NAME] | budget [SHARED_DIR] [--schemas=N] [--seeds=K])"
                 .to_owned(),
         ),
     };

@@ -44,7 +44,7 @@ impl Nfa {
         }
         self.eps.push(Vec::new());
         self.edges.push(Vec::new());
-        Ok(u32::try_from(self.eps.len() - 1).map_err(|_| DfaError::TooLarge)?)
+        u32::try_from(self.eps.len() - 1).map_err(|_| DfaError::TooLarge)
     }
 
     /// Adds `expr` between fresh states; returns (entry, exit).
@@ -70,7 +70,7 @@ impl Nfa {
                     at = next;
                 }
             }
-            ExprKind::Class(class) => self.edges[from as usize].push((class.clone(), to)),
+            ExprKind::Class(class) => self.edges[from as usize].push((*class, to)),
             ExprKind::Ref(id) if env.built.contains_key(id) => {
                 self.embed(&env.built[id], from, to)?;
             }
@@ -298,6 +298,87 @@ impl Dfa {
         Ok(out)
     }
 
+    /// The automaton of every byte string.
+    pub(crate) fn everything() -> Dfa {
+        Dfa {
+            next: vec![[0; 256]],
+            accept: vec![true],
+        }
+    }
+
+    /// The minimal automaton of the same language (Moore's partition refinement), with the
+    /// states that cannot accept merged into one dead state.
+    pub(crate) fn minimize(&self) -> Dfa {
+        let n = self.next.len();
+        let live = self.live();
+        // Initial classes: dead, live non-accepting, accepting.
+        let mut class: Vec<u32> = (0..n)
+            .map(|s| {
+                if !live[s] {
+                    0
+                } else if self.accept[s] {
+                    2
+                } else {
+                    1
+                }
+            })
+            .collect();
+        let mut count = 0;
+        loop {
+            let mut ids: HashMap<(u32, Vec<u32>), u32> = HashMap::default();
+            let mut next_class = vec![0u32; n];
+            for s in 0..n {
+                let signature: Vec<u32> = if !live[s] {
+                    Vec::new()
+                } else {
+                    self.next[s].iter().map(|&t| class[t as usize]).collect()
+                };
+                let len = ids.len() as u32;
+                next_class[s] = *ids.entry((class[s], signature)).or_insert(len);
+            }
+            let new_count = ids.len();
+            class = next_class;
+            if new_count == count {
+                break;
+            }
+            count = new_count;
+        }
+        // Renumber so the start is 0, in order of first appearance from it.
+        let mut number = vec![u32::MAX; count];
+        let mut order = vec![class[0]];
+        number[class[0] as usize] = 0;
+        let mut representative = vec![0usize; count];
+        for s in (0..n).rev() {
+            representative[class[s] as usize] = s;
+        }
+        let mut i = 0;
+        while i < order.len() {
+            let s = representative[order[i] as usize];
+            for &t in &self.next[s] {
+                let c = class[t as usize];
+                if number[c as usize] == u32::MAX {
+                    number[c as usize] = order.len() as u32;
+                    order.push(c);
+                }
+            }
+            i += 1;
+        }
+        let mut out = Dfa {
+            next: Vec::with_capacity(order.len()),
+            accept: Vec::with_capacity(order.len()),
+        };
+        for &c in &order {
+            let s = representative[c as usize];
+            let mut row = [0u32; 256];
+            for (b, slot) in row.iter_mut().enumerate() {
+                *slot = number[class[self.next[s][b] as usize] as usize];
+            }
+            out.next.push(row);
+            out.accept.push(self.accept[s]);
+        }
+        out
+    }
+
     /// The complement over all byte strings.
     pub(crate) fn complement(mut self) -> Dfa {
         for a in &mut self.accept {
@@ -473,6 +554,30 @@ mod tests {
         let recognizer = Recognizer::new(&grammar).unwrap();
         for s in all_strings(6) {
             assert_eq!(recognizer.accepts(&s), accepts(&without, &s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn minimizing_keeps_the_language_and_merges_states() {
+        let built = HashMap::default();
+        let b = GrammarBuilder::new();
+        let env = Env {
+            builder: &b,
+            built: &built,
+        };
+        let has_ab =
+            Dfa::from_expr(&Expr::seq([ab_star(), lit("ab"), ab_star()]), &env, 1000).unwrap();
+        let twice = Expr::choice([
+            Expr::seq([ab_star(), lit("ab"), ab_star()]),
+            Expr::seq([ab_star(), lit("ab"), ab_star()]),
+        ])
+        .unwrap();
+        let twice = Dfa::from_expr(&twice, &env, 1000).unwrap();
+        let min = twice.minimize();
+        // Strings over {a, b} containing "ab": three live states and one dead.
+        assert_eq!(min.next.len(), 4);
+        for s in all_strings(7) {
+            assert_eq!(accepts(&min, &s), accepts(&has_ab, &s), "{s:?}");
         }
     }
 

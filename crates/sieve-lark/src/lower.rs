@@ -437,7 +437,7 @@ impl<'a> Lowerer<'a> {
                 },
                 None => body,
             };
-            let dfa = self.dfa(&body, def.body.span)?.lazy();
+            let dfa = self.dfa(&body, def.body.span)?.minimize().lazy().minimize();
             let lazy = self.emit(dfa, &def.name.text, def.body.span)?;
             if terminal {
                 lazy
@@ -553,6 +553,38 @@ impl<'a> Lowerer<'a> {
         Ok(Expr::rule(head))
     }
 
+    /// The automaton of a terminal expression; `&` and `~` combine automata directly, so
+    /// their operands are never emitted as rules of their own. `None` is the empty language.
+    fn term_dfa(&mut self, e: &AstExpr, ns: Ns) -> Result<Option<Dfa>, Error> {
+        let limit = self.options.limits.max_automaton_states;
+        Ok(match &e.kind {
+            ExprKind::And(items) => {
+                let mut acc: Option<Dfa> = None;
+                for item in items {
+                    let Some(d) = self.term_dfa(item, ns)? else {
+                        return Ok(None);
+                    };
+                    acc = Some(match acc {
+                        None => d,
+                        Some(a) => a
+                            .intersect(&d, limit)
+                            .map_err(|err| self.dfa_error(err, e.span))?
+                            .minimize(),
+                    });
+                }
+                acc
+            }
+            ExprKind::Not(item) => Some(match self.term_dfa(item, ns)? {
+                Some(d) => d.complement(),
+                None => Dfa::everything(),
+            }),
+            _ => match self.expr(e, ns, true)? {
+                Some(x) => Some(self.dfa(&x, e.span)?.minimize()),
+                None => None,
+            },
+        })
+    }
+
     /// Lowers an expression; `terminal` says whether it is inside a terminal (where literals
     /// are not lexemes of their own and `&`, `~` are allowed). `None` is the empty language.
     fn expr(&mut self, e: &AstExpr, ns: Ns, terminal: bool) -> Result<Option<Expr>, Error> {
@@ -650,40 +682,19 @@ impl<'a> Lowerer<'a> {
                     ),
                 ))
             }
-            ExprKind::And(items) => {
+            ExprKind::And(_) | ExprKind::Not(_) => {
                 if !terminal {
                     return Err(self.and_not_in_rule(e.span));
                 }
-                let mut dfa: Option<Dfa> = None;
-                for item in items {
-                    let Some(x) = self.expr(item, ns, true)? else {
-                        return Ok(None);
-                    };
-                    let d = self.dfa(&x, item.span)?;
-                    dfa = Some(match dfa {
-                        None => d,
-                        Some(acc) => acc
-                            .intersect(&d, self.options.limits.max_automaton_states)
-                            .map_err(|err| self.dfa_error(err, e.span))?,
-                    });
-                }
-                let dfa = dfa.expect("`&` has operands");
-                self.emit(dfa, "and", e.span)?
-            }
-            ExprKind::Not(item) => {
-                if !terminal {
-                    return Err(self.and_not_in_rule(e.span));
-                }
-                let dfa = match self.expr(item, ns, true)? {
-                    Some(x) => self.dfa(&x, item.span)?.complement(),
-                    // The complement of nothing: every byte string.
-                    None => {
-                        return Ok(Some(Expr::star(
-                            Expr::class(ByteClass::range(0, 255)).expect("all bytes"),
-                        )))
-                    }
+                let Some(dfa) = self.term_dfa(e, ns)? else {
+                    return Ok(None);
                 };
-                self.emit(dfa, "not", e.span)?
+                let base = if matches!(e.kind, ExprKind::And(_)) {
+                    "and"
+                } else {
+                    "not"
+                };
+                self.emit(dfa, base, e.span)?
             }
         }))
     }
