@@ -214,8 +214,8 @@ fn classify_with_max_rows(
     walker.fast[0] = dfa.start;
     let chain = dfa.class_chain();
     let text = chain.as_ref().and_then(|chain| {
-        let rows = dfa.text_rows(chain)?;
-        Some((trie.text_region(&chain.class)?, rows))
+        let rows = dfa.text_rows(chain).or_else(|| dfa.text_chain(chain))?;
+        Some((trie.text_region(&rows.class)?, rows))
     });
     let bytes = || {
         let chain = chain.as_ref()?;
@@ -251,6 +251,35 @@ struct Chain {
     /// after `d` bytes of the class; `rows[0]` is the start.
     rows: Vec<u32>,
     end: ChainEnd,
+}
+
+/// The most first bytes a text classification walks apart from the text region.
+const MAX_ODD_FIRST_BYTES: usize = 16;
+
+/// No row (yet) for this decoder state.
+const NO_ROW: u32 = u32::MAX;
+
+/// Records `entry` as the row of `state`; `None` when it already has another one.
+fn set_row(rows: &mut [u32; 8], state: Utf8State, entry: u32) -> Option<()> {
+    let slot = &mut rows[state as usize];
+    if *slot == NO_ROW {
+        *slot = entry;
+    }
+    (*slot == entry).then_some(())
+}
+
+/// Rows that read UTF-8 text (see [`Dfa::text_rows`] and [`Dfa::text_chain`]).
+struct TextRows {
+    /// `rows[c][s]`: the row after `c` characters have started, in decoder state `s`
+    /// (indexed by its `repr`; `rows[0]` has only the start, at the boundary). Counts past
+    /// the last use the last rows when the chain loops.
+    rows: Vec<[u32; 8]>,
+    end: ChainEnd,
+    /// The ASCII bytes the loop row steps to itself on.
+    class: [u64; 4],
+    /// First bytes that the decoder accepts but that lead from the start elsewhere than
+    /// from the loop row: their subtrees are walked, not taken from the region.
+    odd_first_bytes: Vec<u8>,
 }
 
 /// How a [`Chain`] goes on after its last row.
@@ -319,23 +348,42 @@ impl Dfa<'_> {
     }
 
     /// When `chain` loops from its first row on ASCII bytes only, and that row reads
-    /// well-formed UTF-8 text the way the decoder does — each decoder state has one row, every
-    /// well-formed byte steps it to the row of the next state without `LEFT`, and a token's
-    /// first byte from the start does the same as from the boundary row (a JSON string's
-    /// characters) — the row of each [`Utf8State`], indexed by its `repr`.
-    fn text_rows(&mut self, chain: &Chain) -> Option<[u32; 8]> {
-        let ascii = &chain.class;
-        if chain.end != ChainEnd::Loops || chain.rows.len() != 2 || ascii[2] | ascii[3] != 0 {
+    /// well-formed UTF-8 text the way the decoder does — each decoder state has one row, and
+    /// every well-formed byte steps it to the row of the next state without `LEFT` (a JSON
+    /// string's characters) — the row of each [`Utf8State`] and the loop's ASCII class. A
+    /// token's first byte from the start may go elsewhere than from the loop row (the first
+    /// character of a key that must differ from the listed names): those bytes are returned
+    /// as odd first bytes, at most [`MAX_ODD_FIRST_BYTES`] of them, so the region stays the
+    /// one of the loop's class, shared by every such state.
+    fn text_rows(&mut self, chain: &Chain) -> Option<TextRows> {
+        if chain.end != ChainEnd::Loops
+            || chain.rows.len() != 2
+            || chain.class[2] | chain.class[3] != 0
+        {
+            return None;
+        }
+        let boundary = chain.rows[1];
+        self.fill_lexical_row(boundary);
+        let base = boundary as usize * 256;
+        let mut class = [0u64; 4];
+        let mut size = 0;
+        for byte in 0..128 {
+            if self.table[base + byte] == boundary {
+                class[byte / 64] |= 1 << (byte % 64);
+                size += 1;
+            }
+        }
+        if size < MIN_CHAIN_CLASS {
             return None;
         }
         let mut rows = [u32::MAX; 8];
-        rows[Utf8State::Boundary as usize] = chain.rows[1];
+        rows[Utf8State::Boundary as usize] = boundary;
         let mut todo = vec![Utf8State::Boundary];
         while let Some(state) = todo.pop() {
             let row = rows[state as usize];
             self.fill_lexical_row(row);
             for byte in 0..=255u8 {
-                let Some(next) = state.step(byte, ascii) else {
+                let Some(next) = state.step(byte, &class) else {
                     continue;
                 };
                 let entry = self.table[row as usize * 256 + byte as usize];
@@ -352,15 +400,118 @@ impl Dfa<'_> {
                 }
             }
         }
+        if rows.contains(&u32::MAX) {
+            return None;
+        }
         let start = self.start as usize * 256;
+        let mut odd_first_bytes = Vec::new();
         for byte in 0..=255u8 {
-            if let Some(next) = Utf8State::Boundary.step(byte, ascii) {
+            if let Some(next) = Utf8State::Boundary.step(byte, &class) {
                 if self.table[start + byte as usize] != rows[next as usize] {
-                    return None;
+                    odd_first_bytes.push(byte);
                 }
             }
         }
-        rows.iter().all(|&row| row != u32::MAX).then_some(rows)
+        let mut first = [NO_ROW; 8];
+        first[Utf8State::Boundary as usize] = self.start;
+        (odd_first_bytes.len() <= MAX_ODD_FIRST_BYTES).then_some(TextRows {
+            rows: vec![first, rows],
+            end: ChainEnd::Loops,
+            class,
+            odd_first_bytes,
+        })
+    }
+
+    /// When `chain`'s class is ASCII only and, from the start, every character the decoder
+    /// reads (an ASCII byte of the class, or a well-formed multi-byte sequence) steps the
+    /// walk through rows that depend only on how many characters have started and on the
+    /// decoder state, never with `LEFT` — a string with a bounded length — those rows, with
+    /// how the chain ends: looping (a count's rows repeat), dying (every character start
+    /// from some count is `DEAD`), or open past [`CHAIN_DEPTH`] characters.
+    fn text_chain(&mut self, chain: &Chain) -> Option<TextRows> {
+        let class = chain.class;
+        if class[2] | class[3] != 0 {
+            return None;
+        }
+        let mut first = [NO_ROW; 8];
+        first[Utf8State::Boundary as usize] = self.start;
+        let mut rows = vec![first];
+        loop {
+            let count = rows.len() - 1;
+            if count == CHAIN_DEPTH {
+                return self.text_rows_ending(rows, ChainEnd::Open, class);
+            }
+            let from = rows[count][Utf8State::Boundary as usize];
+            self.fill_lexical_row(from);
+            let mut next = [NO_ROW; 8];
+            let (mut dead, mut alive) = (false, false);
+            for byte in 0..=255u8 {
+                let Some(state) = Utf8State::Boundary.step(byte, &class) else {
+                    continue;
+                };
+                match self.table[from as usize * 256 + byte as usize] {
+                    DEAD => dead = true,
+                    entry if entry & (SPECIAL | LEFT) != 0 => return None,
+                    entry => {
+                        alive = true;
+                        set_row(&mut next, state, entry)?;
+                    }
+                }
+            }
+            match (dead, alive) {
+                (true, false) => return self.text_rows_ending(rows, ChainEnd::Dies, class),
+                (true, true) | (false, false) => return None,
+                (false, true) => {}
+            }
+            // The character in progress: its continuation bytes stay in this count.
+            let mut todo: Vec<Utf8State> = Utf8State::ALL[1..]
+                .iter()
+                .copied()
+                .filter(|&state| next[state as usize] != NO_ROW)
+                .collect();
+            while let Some(state) = todo.pop() {
+                let row = next[state as usize];
+                self.fill_lexical_row(row);
+                for byte in 0..=255u8 {
+                    let Some(after) = state.step(byte, &class) else {
+                        continue;
+                    };
+                    let entry = self.table[row as usize * 256 + byte as usize];
+                    if entry & (SPECIAL | LEFT) != 0 {
+                        return None;
+                    }
+                    let new = next[after as usize] == NO_ROW;
+                    set_row(&mut next, after, entry)?;
+                    if new && after != Utf8State::Boundary {
+                        todo.push(after);
+                    }
+                }
+            }
+            if next.contains(&NO_ROW) {
+                return None;
+            }
+            let repeats = next[Utf8State::Boundary as usize] == from;
+            rows.push(next);
+            if repeats {
+                // The next count's rows are stepped from the same row: they repeat.
+                return self.text_rows_ending(rows, ChainEnd::Loops, class);
+            }
+        }
+    }
+
+    fn text_rows_ending(
+        &self,
+        rows: Vec<[u32; 8]>,
+        end: ChainEnd,
+        class: [u64; 4],
+    ) -> Option<TextRows> {
+        // A chain of one count that loops is the plain loop, which `text_rows` handles.
+        (rows.len() > 2 || end != ChainEnd::Loops).then_some(TextRows {
+            rows,
+            end,
+            class,
+            odd_first_bytes: Vec::new(),
+        })
     }
 
     /// Among the bytes of `class`, the entry of the row at `base` that most of them have
@@ -410,20 +561,63 @@ struct Walker<'a> {
 impl Walker<'_> {
     /// Classifies from a row that reads UTF-8 text ([`Dfa::text_rows`]): the tokens of the
     /// text region are accepted in bulk, and each subtree where a token breaks the text is
-    /// walked from the row of the decoder state before the breaking byte.
-    fn walk_text(&mut self, dfa: &mut Dfa<'_>, region: &TextRegion, rows: &[u32; 8]) {
-        for (word, inside) in self.accepted.iter_mut().zip(&region.inside) {
+    /// walked from the row of the decoder state before the breaking byte. The subtrees of
+    /// odd first bytes are taken out of the bulk and walked whole from the start.
+    fn walk_text(&mut self, dfa: &mut Dfa<'_>, region: &TextRegion, text: &TextRows) {
+        let last = text.rows.len() - 1;
+        let bulk = match text.end {
+            ChainEnd::Loops => &region.inside,
+            ChainEnd::Dies | ChainEnd::Open => &self.trie.text_depths(region).upto[last],
+        };
+        for (word, inside) in self.accepted.iter_mut().zip(bulk) {
             *word |= inside;
         }
-        for &(exit, state) in &region.exits {
-            let node = self.trie.nodes()[exit as usize];
-            let depth = node.depth as usize;
-            self.fast[depth - 1] = if depth == 1 {
-                dfa.start
-            } else {
-                rows[state as usize]
-            };
-            self.walk_nodes(dfa, exit as usize, node.end as usize);
+        let nodes = self.trie.nodes();
+        // The depth-1 nodes of the odd first bytes, as subtree ranges in pre-order.
+        let mut odd: Vec<(usize, usize)> = Vec::new();
+        if !text.odd_first_bytes.is_empty() {
+            let mut n = 0;
+            while n < nodes.len() {
+                let node = nodes[n];
+                if text.odd_first_bytes.contains(&node.byte) {
+                    odd.push((n, node.end as usize));
+                }
+                n = node.end as usize;
+            }
+        }
+        for &(from, _) in &odd {
+            for pos in nodes[from].pos as usize..self.trie.node_pos_end(from) {
+                let id = self.trie.token(pos).index();
+                self.accepted[id / 32] &= !(1 << (id % 32));
+            }
+        }
+        let mut odd_at = odd.iter().peekable();
+        for exit in &region.exits {
+            let at = exit.node as usize;
+            while odd_at.next_if(|&&(_, to)| to <= at).is_some() {}
+            if odd_at.peek().is_some_and(|&&(from, _)| from <= at) {
+                continue;
+            }
+            let chars = exit.chars as usize;
+            if chars > last && text.end != ChainEnd::Loops {
+                // Dies: the prefix died. Open: inside a deep subtree.
+                continue;
+            }
+            let node = nodes[at];
+            self.fast[node.depth as usize - 1] = text.rows[chars.min(last)][exit.state as usize];
+            self.walk_nodes(dfa, at, node.end as usize);
+        }
+        if text.end == ChainEnd::Open {
+            let boundary = text.rows[last][Utf8State::Boundary as usize];
+            for &deep in &self.trie.text_depths(region).deep {
+                let node = nodes[deep as usize];
+                self.fast[node.depth as usize - 1] = boundary;
+                self.walk_nodes(dfa, deep as usize, node.end as usize);
+            }
+        }
+        for &(from, to) in &odd {
+            self.fast[0] = dfa.start;
+            self.walk_nodes(dfa, from, to);
         }
     }
 
@@ -750,29 +944,53 @@ mod tests {
         }
     }
 
-    /// A JSON string's characters (UTF-8 validated, with escapes) are read as text, and the
-    /// classification through the text region equals the static walk's (GPT-2's vocabulary
-    /// has tokens that end inside a character and tokens that break one).
+    /// A JSON string's characters (UTF-8 validated, with escapes), free or with a bounded
+    /// length, are read as text, and the classification through the text region equals the
+    /// static walk's (GPT-2's vocabulary has tokens that end inside a character and tokens
+    /// that break one).
     #[test]
     fn json_strings_are_classified_as_text() {
         let trie = TokenTrie::new(Vocabulary::embedded_default());
         let schema = serde_json::json!({
             "type": "object",
-            "properties": {"name": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}}},
+            "properties": {
+                "name": {"type": "string"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "code": {"type": "string", "maxLength": 5},
+                "comment": {"type": "string", "maxLength": 40},
+                "word": {"type": "string", "minLength": 3}
+            },
             "required": ["name"]
         });
         let grammar = sieve_jsonschema::compile(&schema, &Default::default()).expect("compiles");
         let g = engine(&grammar.grammar).expect("builds");
-        let mut text_states = 0;
+        // Keys other than the listed ones start with any character but the first of a
+        // listed name, unless more follows: odd first bytes.
+        let (mut text_states, mut odd_states) = (0, 0);
+        // Bounded strings count characters: chains that die, run open, or loop after the
+        // minimum length.
+        let mut chain_ends = Vec::new();
         for state in 0..g.state_count() as u32 {
             if g.states[state as usize].class != crate::grammar::NO_CLASS {
                 let mut dfa = Dfa::new(&g, state, &[], MAX_ROWS);
                 if let Some(chain) = dfa.class_chain() {
-                    text_states += usize::from(dfa.text_rows(&chain).is_some());
+                    if let Some(text) = dfa.text_rows(&chain) {
+                        text_states += 1;
+                        odd_states += usize::from(!text.odd_first_bytes.is_empty());
+                    } else if let Some(text) = dfa.text_chain(&chain) {
+                        chain_ends.push(text.end);
+                    }
                 }
             }
         }
         assert!(text_states > 0, "no state reads text");
+        assert!(odd_states > 0, "no text state has odd first bytes");
+        for end in [ChainEnd::Loops, ChainEnd::Dies, ChainEnd::Open] {
+            assert!(
+                chain_ends.contains(&end),
+                "no text chain ends {end:?}: {chain_ends:?}"
+            );
+        }
         assert!(assert_fast_equals_reference(&g, &trie, "json strings") > 10);
     }
 

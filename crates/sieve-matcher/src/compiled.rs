@@ -114,11 +114,15 @@ impl Tokenizer {
     pub fn with_store_budget(vocab: Arc<Vocabulary>, bytes: usize) -> Tokenizer {
         let trie = TokenTrie::new(&vocab);
         // The byte classes JSON string contents loop on (with and without U+007F, as JSON
-        // Schemas and llama.cpp's json.gbnf write them): their regions are prepared with the
+        // Schemas and llama.cpp's json.gbnf write them): their regions — as bytes, and as
+        // UTF-8 text, whole and cut by length for bounded strings — are prepared with the
         // trie, as llguidance prepares its token slices when it loads a tokenizer, so the
         // first mask inside a string does not pay for them.
         for class in JSON_STRING_CLASSES {
             trie.class_region(&class);
+            if let Some(text) = trie.text_region(&class) {
+                trie.text_depths(&text);
+            }
         }
         Tokenizer {
             vocab,

@@ -36,7 +36,7 @@
 
 mod text;
 
-pub use text::{TextRegion, Utf8State};
+pub use text::{TextDepths, TextExit, TextRegion, Utf8State};
 
 use crate::{TokenId, Vocabulary};
 

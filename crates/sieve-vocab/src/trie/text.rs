@@ -19,7 +19,7 @@
 
 use std::sync::Arc;
 
-use super::{TokenTrie, MAX_CLASS_REGIONS};
+use super::{TokenTrie, CHAIN_DEPTH, MAX_CLASS_REGIONS};
 
 /// Where a UTF-8 decoder is between bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -94,9 +94,37 @@ pub struct TextRegion {
     /// Bit `t % 32` of word `t / 32` is set iff text token `t` is inside
     /// (`ceil(n_vocab / 32)` words).
     pub inside: Vec<u32>,
-    /// In pre-order, each node whose byte breaks the text while its parent's prefix does not,
-    /// with the decoder state before that byte: the subtrees a walk must still visit.
-    pub exits: Vec<(u32, Utf8State)>,
+    /// In pre-order, each node whose byte breaks the text while its parent's prefix does not:
+    /// the subtrees a walk must still visit.
+    pub exits: Vec<TextExit>,
+    class: [u64; 4],
+    depths: std::sync::OnceLock<TextDepths>,
+}
+
+/// Where a token breaks a [`TextRegion`]'s text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TextExit {
+    /// The node whose byte breaks the text.
+    pub node: u32,
+    /// The decoder state before that byte.
+    pub state: Utf8State,
+    /// How many characters the prefix before that byte has started (a character in progress
+    /// counts), saturating at 255.
+    pub chars: u8,
+}
+
+/// A [`TextRegion`]'s inside cut by the number of characters started, for walks whose state
+/// changes with each of the first characters but not with which character it is (a string
+/// with a bounded length): see [`TokenTrie::text_depths`].
+#[derive(Debug)]
+pub struct TextDepths {
+    /// `upto[c]` for `c` in `0..=CHAIN_DEPTH`: the inside tokens that start at most `c`
+    /// characters, laid out as [`TextRegion::inside`].
+    pub upto: Vec<Vec<u32>>,
+    /// In pre-order, the inside nodes whose byte starts character `CHAIN_DEPTH + 1`: their
+    /// subtrees hold every inside token that starts more characters, and every exit after
+    /// more than `CHAIN_DEPTH` started characters.
+    pub deep: Vec<u32>,
 }
 
 /// The text regions computed so far; a clone of the trie starts without them.
@@ -137,19 +165,27 @@ impl TokenTrie {
         let mut inside = vec![0u32; self.n_vocab.div_ceil(32) + 1];
         let spare = inside.len() * 32 - 1;
         let mut exits = Vec::new();
-        // decoder[d]: the decoder state after the first d bytes of the current prefix.
+        // decoder[d], chars[d]: the decoder state and the characters started after the first
+        // d bytes of the current prefix.
         let mut decoder = vec![Utf8State::Boundary; self.max_len + 1];
+        let mut chars = vec![0u8; self.max_len + 1];
         let mut n = 0;
         while n < self.nodes.len() {
             let node = self.nodes[n];
             let depth = node.depth as usize;
             let before = decoder[depth - 1];
             let Some(after) = before.step(node.byte, ascii) else {
-                exits.push((n as u32, before));
+                exits.push(TextExit {
+                    node: n as u32,
+                    state: before,
+                    chars: chars[depth - 1],
+                });
                 n = node.end as usize;
                 continue;
             };
             decoder[depth] = after;
+            let starts = u8::from(before == Utf8State::Boundary);
+            chars[depth] = chars[depth - 1].saturating_add(starts);
             if node.shared {
                 for pos in self.tokens_at_node(n) {
                     let id = self.ids[pos].index();
@@ -162,7 +198,69 @@ impl TokenTrie {
             n += 1;
         }
         inside.pop();
-        TextRegion { inside, exits }
+        TextRegion {
+            inside,
+            exits,
+            class: *ascii,
+            depths: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// `region`'s inside cut by the number of characters started ([`TextDepths`]), computed
+    /// on first request and kept with the region. `region` must come from this trie's
+    /// [`TokenTrie::text_region`].
+    pub fn text_depths<'r>(&self, region: &'r TextRegion) -> &'r TextDepths {
+        region
+            .depths
+            .get_or_init(|| self.compute_text_depths(&region.class))
+    }
+
+    fn compute_text_depths(&self, ascii: &[u64; 4]) -> TextDepths {
+        let words = self.n_vocab.div_ceil(32);
+        // exact[c]: the inside tokens starting exactly c characters; one spare word as above.
+        let mut exact = vec![vec![0u32; words + 1]; CHAIN_DEPTH + 1];
+        let spare = words * 32 + 31;
+        let mut deep = Vec::new();
+        let mut decoder = vec![Utf8State::Boundary; self.max_len + 1];
+        let mut chars = vec![0usize; self.max_len + 1];
+        let mut n = 0;
+        while n < self.nodes.len() {
+            let node = self.nodes[n];
+            let depth = node.depth as usize;
+            let before = decoder[depth - 1];
+            let Some(after) = before.step(node.byte, ascii) else {
+                n = node.end as usize;
+                continue;
+            };
+            let started = chars[depth - 1] + usize::from(before == Utf8State::Boundary);
+            if started > CHAIN_DEPTH {
+                deep.push(n as u32);
+                n = node.end as usize;
+                continue;
+            }
+            decoder[depth] = after;
+            chars[depth] = started;
+            let bits = &mut exact[started];
+            if node.shared {
+                for pos in self.tokens_at_node(n) {
+                    let id = self.ids[pos].index();
+                    bits[id / 32] |= 1 << (id % 32);
+                }
+            } else {
+                let id = (node.token as usize).min(spare);
+                bits[id / 32] |= 1 << (id % 32);
+            }
+            n += 1;
+        }
+        let mut upto = Vec::with_capacity(CHAIN_DEPTH + 1);
+        let mut acc = vec![0u32; words];
+        for bits in exact {
+            for (word, bit) in acc.iter_mut().zip(bits) {
+                *word |= bit;
+            }
+            upto.push(acc.clone());
+        }
+        TextDepths { upto, deep }
     }
 }
 
