@@ -1,10 +1,10 @@
-//! `compile_json_schema`, `compile_grammar`, `compile_regex`, `compile_structural_tag` and
-//! `sieve.CompiledGrammar`.
+//! `compile_json_schema`, `compile_grammar`, `compile_regex`, `compile_lark`,
+//! `compile_structural_tag` and `sieve.CompiledGrammar`.
 //!
 //! Each compile runs its front-end (`sieve_jsonschema`, `sieve_gbnf`, `sieve_regex`,
-//! `sieve_structural`), then
+//! `sieve_lark`, `sieve_structural`), then
 //! `sieve_matcher::CompiledGrammar::new` (the `sieve_matcher::pipeline` stages), with the GIL
-//! released. Front-end errors are rendered as the `sieve` command renders them: GBNF and
+//! released. Front-end errors are rendered as the `sieve` command renders them: GBNF, Lark and
 //! regex errors with `line:column`, the source line and a caret; JSON Schema errors with the
 //! JSON pointer and keyword.
 
@@ -240,6 +240,34 @@ pub fn compile_regex(
                 .render_error(&e)
                 .trim_end()
                 .to_owned()
+        })
+    });
+    finish(py, tokenizer, name, front, &options, Vec::new())
+}
+
+/// Compiles a Lark grammar in llguidance's dialect (the language starts at ``start``;
+/// terminals are lexemes, ``%ignore`` between them, ``%json`` for inline JSON Schemas).
+///
+/// Raises ``CompileError`` listing every error with its line, column and the line itself.
+#[pyfunction]
+#[pyo3(signature = (tokenizer, grammar, *, ahead_of_time=None))]
+pub fn compile_lark(
+    py: Python<'_>,
+    tokenizer: &Tokenizer,
+    grammar: &str,
+    ahead_of_time: Option<&Bound<'_, PyAny>>,
+) -> PyResult<CompiledGrammar> {
+    let options = options_or_default(ahead_of_time)?;
+    let name = "<lark>";
+    let front = py.detach(|| {
+        sieve_lark::compile(grammar, &sieve_lark::Options::default()).map_err(|errors| {
+            let source = SourceFile::new(name, grammar);
+            let rendered: Vec<String> = errors
+                .as_slice()
+                .iter()
+                .map(|e| source.render_error(e))
+                .collect();
+            rendered.concat().trim_end().to_owned()
         })
     });
     finish(py, tokenizer, name, front, &options, Vec::new())

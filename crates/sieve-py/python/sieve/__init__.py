@@ -1,7 +1,7 @@
 """sieve: exact token masks for grammar-constrained generation.
 
-Build a ``Tokenizer`` once per tokenizer, compile a JSON Schema, GBNF/EBNF grammar, regex
-or XGrammar structural tag against it once, then drive one ``Matcher`` per request::
+Build a ``Tokenizer`` once per tokenizer, compile a JSON Schema, GBNF/EBNF or Lark grammar,
+regex or XGrammar structural tag against it once, then drive one ``Matcher`` per request::
 
     import sieve
     tok = sieve.Tokenizer.from_file("tokenizer.json")
@@ -26,6 +26,7 @@ from ._sieve import (
     Tokenizer,
     compile_grammar,
     compile_json_schema,
+    compile_lark,
     compile_regex,
     compile_structural_tag,
     fill_next_token_bitmasks,
@@ -42,6 +43,7 @@ __all__ = [
     "apply_token_bitmask_inplace",
     "compile_grammar",
     "compile_json_schema",
+    "compile_lark",
     "compile_regex",
     "compile_structural_tag",
     "fill_next_token_bitmasks",

@@ -11,6 +11,7 @@ __all__ = [
     "Tokenizer",
     "compile_grammar",
     "compile_json_schema",
+    "compile_lark",
     "compile_regex",
     "compile_structural_tag",
     "fill_next_token_bitmasks",
@@ -79,6 +80,12 @@ def compile_grammar(
 def compile_regex(
     tokenizer: Tokenizer,
     pattern: str,
+    *,
+    ahead_of_time: Union[bool, float, None] = None,
+) -> CompiledGrammar: ...
+def compile_lark(
+    tokenizer: Tokenizer,
+    grammar: str,
     *,
     ahead_of_time: Union[bool, float, None] = None,
 ) -> CompiledGrammar: ...

@@ -179,3 +179,10 @@ def test_structural_tag_errors_are_located(tok):
         sieve.compile_structural_tag(tok, '{"type": ')
     with pytest.raises(TypeError, match="json.dumps"):
         sieve.compile_structural_tag(tok, {"format": object()})
+
+
+def test_lark_errors_are_located(tok):
+    with pytest.raises(sieve.CompileError) as error:
+        sieve.compile_lark(tok, 'start: "a" missing\n')
+    text = str(error.value)
+    assert "<lark>:1:" in text and "missing" in text and "^" in text

@@ -39,6 +39,11 @@ FINITE = [
     ),
     ("regex", "é|☃|😀", ["é".encode(), "☃".encode(), "😀".encode()]),
     (
+        "lark",
+        'start: ANSWER "!"?\nANSWER: "yes" | "no"',
+        [b"yes", b"no", b"yes!", b"no!"],
+    ),
+    (
         "structural",
         {
             "type": "structural_tag",
@@ -84,6 +89,10 @@ number ::= "-"? [0-9]+ ( "." [0-9]+ )?
 """,
     ),
     ("regex", r"[a-z]+(\.[a-z]+)*@[a-z]+\.(com|org)"),
+    (
+        "lark",
+        'start: item ("," item)*\nitem: NAME "=" %json {"type": "integer"}\nNAME: /[a-z]+/\n%ignore " "',
+    ),
     ("regex", r"He said \"[^\"]{0,20}\"( and then.*)?"),
     (
         "structural",
@@ -115,6 +124,8 @@ def compile_any(tok, kind, source, escapes="any"):
         return sieve.compile_grammar(tok, source)
     if kind == "regex":
         return sieve.compile_regex(tok, source)
+    if kind == "lark":
+        return sieve.compile_lark(tok, source)
     if kind == "structural":
         return sieve.compile_structural_tag(tok, source)
     return sieve.compile_json_schema(tok, source, escapes=escapes)
