@@ -10,7 +10,7 @@
 //!   sample text under the constraint, uniformly among the allowed tokens.
 //! - `sieve bench REQUEST` — the peer harness's engine protocol (`peers-engine/1`).
 //!
-//! The kind of file comes from its extension (`.gbnf`, `.ebnf`, `.regex`, `.json`) or
+//! The kind of file comes from its extension (`.gbnf`, `.ebnf`, `.regex`, `.json`, `.lark`) or
 //! `--format`; `--structural-tag FILE` (on every command that takes a constraint) is always
 //! an XGrammar structural tag; `--schema FILE` is always a JSON Schema, compiled as `--whitespace`,
 //! `--order`, `--escapes` and `--lenient` say (lenient-mode warnings go to stderr).
@@ -126,7 +126,7 @@ enum Command {
 
 #[derive(clap::Args)]
 struct ConstraintArgs {
-    /// A grammar file (.gbnf, .ebnf, .regex, .json).
+    /// A grammar file (.gbnf, .ebnf, .regex, .json, .lark).
     #[arg(long, required_unless_present_any = ["regex", "schema", "structural_tag"])]
     grammar: Option<PathBuf>,
     /// A regular expression the whole output must match.

@@ -238,9 +238,16 @@ impl Dfa {
                     }
                 }
             }
+            // Bytes with the same targets (most of them, usually) share one closure.
+            let mut by_raw: HashMap<Vec<u32>, u32> = HashMap::default();
             for (b, mut target) in targets.into_iter().enumerate() {
                 target.sort_unstable();
                 target.dedup();
+                if let Some(&id) = by_raw.get(&target) {
+                    row[b] = id;
+                    continue;
+                }
+                let raw = target.clone();
                 nfa.closure(&mut target);
                 let next = match ids.get(&target) {
                     Some(&id) => id,
@@ -254,6 +261,7 @@ impl Dfa {
                         id
                     }
                 };
+                by_raw.insert(raw, next);
                 row[b] = next;
             }
             dfa.next.push(row);
@@ -440,35 +448,81 @@ impl Dfa {
         if !live[0] {
             return Ok(false);
         }
-        // Reachable live states, numbered in BFS order from the start.
-        let mut order = vec![0u32];
+        let edges: Vec<Vec<(u32, ByteClass)>> = self
+            .next
+            .iter()
+            .map(|row| classes_by_target(row, &live))
+            .collect();
+        // Passing states: not the start, not accepting, one successor that is not itself
+        // (a UTF-8 continuation byte, a keyword's inner letter). They are inlined into the
+        // paths through them, unless they chain for more than `MAX_CHAIN` bytes.
+        const MAX_CHAIN: usize = 4;
+        let passing = |s: usize| {
+            s != 0 && !self.accept[s] && edges[s].len() == 1 && edges[s][0].0 as usize != s
+        };
+        let mut inlined = vec![false; n];
+        for (s, slot) in inlined.iter_mut().enumerate() {
+            let mut at = s;
+            let mut len = 0;
+            while passing(at) && len <= MAX_CHAIN {
+                at = edges[at][0].0 as usize;
+                len += 1;
+            }
+            *slot = passing(s) && !passing(at);
+        }
+        // The path from an edge's target to the first kept state.
+        let path = |mut t: usize| {
+            let mut items = Vec::new();
+            while inlined[t] {
+                let (next, class) = &edges[t][0];
+                items.push(*class);
+                t = *next as usize;
+            }
+            (items, t)
+        };
+        // Kept states reachable from the start, in BFS order.
         let mut rule: Vec<Option<RuleId>> = vec![None; n];
         rule[0] = Some(head);
+        let mut order = vec![0usize];
         let mut i = 0;
         while i < order.len() {
-            let s = order[i] as usize;
-            for &t in &self.next[s] {
-                if live[t as usize] && rule[t as usize].is_none() {
-                    rule[t as usize] = Some(builder.fresh(base)?);
-                    order.push(t);
+            for (t, _) in &edges[order[i]] {
+                let (_, kept) = path(*t as usize);
+                if rule[kept].is_none() {
+                    rule[kept] = Some(builder.fresh(base)?);
+                    order.push(kept);
                 }
             }
             i += 1;
         }
+        // `S ::= (loops)* (exits | "")`: paths back to `S` become a repetition.
         for &s in &order {
-            let s = s as usize;
-            let mut alts: Vec<Expr> = classes_by_target(&self.next[s], &live)
-                .into_iter()
-                .filter_map(|(t, class)| {
-                    let target = rule[t as usize].expect("live reachable state has a rule");
-                    Some(Expr::seq([Expr::class(class)?, Expr::rule(target)]))
-                })
-                .collect();
-            if self.accept[s] {
-                alts.push(Expr::empty());
+            let mut loops = Vec::new();
+            let mut exits = Vec::new();
+            for (t, class) in &edges[s] {
+                let (middle, kept) = path(*t as usize);
+                let mut items = vec![Expr::class(*class)];
+                items.extend(middle.into_iter().map(Expr::class));
+                let Some(mut items) = items.into_iter().collect::<Option<Vec<Expr>>>() else {
+                    continue;
+                };
+                if kept == s {
+                    loops.push(Expr::seq(items));
+                } else {
+                    let target = rule[kept].expect("kept reachable state has a rule");
+                    items.push(Expr::rule(target));
+                    exits.push(Expr::seq(items));
+                }
             }
-            let body = Expr::choice(alts).expect("a live state has an edge or accepts");
-            builder.define(rule[s].expect("reachable state has a rule"), body);
+            if self.accept[s] {
+                exits.push(Expr::empty());
+            }
+            let exits = Expr::choice(exits).expect("a live state has an exit or accepts");
+            let body = match Expr::choice(loops) {
+                Some(l) => Expr::seq([Expr::star(l), exits]),
+                None => exits,
+            };
+            builder.define(rule[s].expect("kept state has a rule"), body);
         }
         Ok(true)
     }
