@@ -89,6 +89,14 @@ impl Budget {
         if self.caps[trie.max_token_len()] <= limit {
             return Ok(());
         }
+        // The same per token: nothing more to do unless some allowed token's length leaves
+        // it undecided (the scan stops at the first such token).
+        let caps = &self.caps;
+        let undecided = (0..trie.len())
+            .any(|i| is_set(mask, trie.token(i).index()) && caps[trie.bytes_at(i).len()] > limit);
+        if !undecided {
+            return Ok(());
+        }
         // The others are fed in trie order, sharing common prefixes as the mask walk does;
         // the bytes so far stay consumed throughout, so their routes are computed once.
         let memo = parser.completion_memo(table);
