@@ -202,7 +202,8 @@ pub(crate) fn build(
     let mut index: HashMap<State, usize> = HashMap::default();
     let mut states: Vec<State> = vec![(0, UTF8_BOUNDARY, 0)];
     index.insert(states[0], 0);
-    let mut edges: Vec<Vec<(u8, Target)>> = Vec::new();
+    // Edges as byte ranges `(lo, hi, target)`: a state has a few dozen, not 256.
+    let mut edges: Vec<Vec<(u8, u8, Target)>> = Vec::new();
     let mut k = 0;
     while k < states.len() {
         let (a, u, count) = states[k];
@@ -216,7 +217,7 @@ pub(crate) fn build(
             }
             match ac.hit[a2 as usize] {
                 Hit::Dead => {}
-                Hit::Trigger(i) => out.push((b, Target::Trigger(i))),
+                Hit::Trigger(i) => push_edge(&mut out, b, Target::Trigger(i)),
                 Hit::None => {
                     // Without a character limit the counter stays 0, so states do not
                     // multiply.
@@ -236,10 +237,11 @@ pub(crate) fn build(
                             states.len() - 1
                         }
                     };
-                    out.push((b, Target::State(next)));
+                    push_edge(&mut out, b, Target::State(next));
                 }
             }
         }
+        out.shrink_to_fit();
         edges.push(out);
         k += 1;
     }
@@ -249,7 +251,7 @@ pub(crate) fn build(
     let mut live: Vec<bool> = states.iter().map(|s| s.1 == UTF8_BOUNDARY).collect();
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
     for (s, out) in edges.iter().enumerate() {
-        for &(_, t) in out {
+        for &(_, _, t) in out {
             if let Target::State(t) = t {
                 preds[t].push(s);
             }
@@ -308,11 +310,19 @@ pub(crate) fn build(
     Ok(entry)
 }
 
+/// Appends the edge `b → t`, extending the last range when it ends at `b - 1` with `t`.
+fn push_edge(out: &mut Vec<(u8, u8, Target)>, b: u8, t: Target) {
+    match out.last_mut() {
+        Some((_, hi, last)) if *last == t && u16::from(*hi) + 1 == u16::from(b) => *hi = b,
+        _ => out.push((b, b, t)),
+    }
+}
+
 /// The paths from state `s` to the next boundary states and triggers, one expression per
 /// destination: byte classes, through the states inside a character.
 fn paths(
     s: usize,
-    edges: &[Vec<(u8, Target)>],
+    edges: &[Vec<(u8, u8, Target)>],
     live: &[bool],
     states: &[State],
     memo: &mut HashMap<usize, Vec<(Target, Expr)>>,
@@ -321,15 +331,15 @@ fn paths(
         return known.clone();
     }
     let mut classes: Vec<(Target, ByteClass)> = Vec::new();
-    for &(b, t) in &edges[s] {
+    for &(lo, hi, t) in &edges[s] {
         if let Target::State(t) = t {
             if !live[t] {
                 continue;
             }
         }
         match classes.iter_mut().find(|(target, _)| *target == t) {
-            Some((_, class)) => class.insert(b),
-            None => classes.push((t, ByteClass::byte(b))),
+            Some((_, class)) => class.add_range(lo, hi),
+            None => classes.push((t, ByteClass::range(lo, hi))),
         }
     }
     let mut out: Vec<(Target, Vec<Expr>)> = Vec::new();

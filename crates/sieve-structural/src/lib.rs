@@ -65,6 +65,9 @@ pub struct Limits {
     pub max_free_text_states: usize,
     /// The largest bound of a `repeat`. Default: 10,000.
     pub max_repeat: u32,
+    /// The deepest nesting of JSON values in the document (embedded schemas included).
+    /// Default: 256.
+    pub max_json_depth: usize,
 }
 
 impl Default for Limits {
@@ -75,6 +78,7 @@ impl Default for Limits {
             max_rules: 1_000_000,
             max_free_text_states: 100_000,
             max_repeat: 10_000,
+            max_json_depth: 256,
         }
     }
 }

@@ -120,6 +120,7 @@ pub(crate) struct JsonSchema {
 /// The document's top level: `{"type": "structural_tag", "format": …}` (the `type` is
 /// optional), read into its format.
 pub(crate) fn read_document(value: &Value, limits: &Limits) -> Result<Format, Error> {
+    check_nesting(value, limits.max_json_depth)?;
     let obj = object(value, "")?;
     let mut fields = Fields::new(obj, "");
     if let Some(t) = fields.take("type") {
@@ -608,6 +609,28 @@ fn strings(value: &Value, pointer: &str, name: &str) -> Result<Vec<String>, Erro
                 .ok_or_else(|| invalid(&join(pointer, i), format!("`{name}` must hold strings")))
         })
         .collect()
+}
+
+/// Fails when JSON values nest deeper than `max` (checked without recursion), so the
+/// recursive walks over the document (canonical keys, the schema rewrite, the JSON Schema
+/// front-end) stay shallow even for a document built in memory rather than parsed.
+fn check_nesting(value: &Value, max: usize) -> Result<(), Error> {
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, depth)) = stack.pop() {
+        if depth > max {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                "",
+                format!("JSON values nest deeper than {max} (Limits::max_json_depth)"),
+            ));
+        }
+        match value {
+            Value::Array(items) => stack.extend(items.iter().map(|v| (v, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|v| (v, depth + 1))),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn object<'a>(value: &'a Value, pointer: &str) -> Result<&'a Map<String, Value>, Error> {

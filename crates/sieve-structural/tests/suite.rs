@@ -244,6 +244,11 @@ fn invalid_documents_are_located() {
         |inner, _| json!({"type": "optional", "content": inner}),
     );
     assert_eq!(error_of(deep).kind, ErrorKind::Limit);
+    // A document built in memory, nested deeper than serde_json would parse: refused before
+    // any recursive walk.
+    let schema = (0..1_000).fold(json!(true), |inner, _| json!({"not": inner}));
+    let e = error_of(json!({"type": "json_schema", "json_schema": schema}));
+    assert_eq!(e.kind, ErrorKind::Limit, "{e}");
 }
 
 // ---------------------------------------------------------------------------------------------
