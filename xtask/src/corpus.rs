@@ -181,7 +181,8 @@ fn vocabularies(shared: &Path) -> Result<(), String> {
 }
 
 /// Runs the workspace's `#[ignore]`d tests (the ones that need the shared corpora) with
-/// `SIEVE_SHARED` set to `shared`.
+/// `SIEVE_SHARED` set to `shared`. Tests named `known_gap_…` are ignored for another reason
+/// (they state a known gap and fail until it is closed), so they are skipped here.
 fn ignored_tests(shared: &Path) -> Result<(), String> {
     let shared = shared
         .canonicalize()
@@ -189,7 +190,15 @@ fn ignored_tests(shared: &Path) -> Result<(), String> {
     println!("ignored tests with SIEVE_SHARED={}:", shared.display());
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let status = std::process::Command::new(cargo)
-        .args(["test", "--workspace", "--locked", "--", "--ignored"])
+        .args([
+            "test",
+            "--workspace",
+            "--locked",
+            "--",
+            "--ignored",
+            "--skip",
+            "known_gap_",
+        ])
         .env("SIEVE_SHARED", &shared)
         .status()
         .map_err(|e| format!("cannot run cargo test: {e}"))?;

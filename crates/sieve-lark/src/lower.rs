@@ -329,7 +329,10 @@ impl<'a> Lowerer<'a> {
             .map_err(|e| ir_error(span, e))?;
             self.entries[index].id = Some(id);
         }
-        // The ignore rule, before any body that uses it.
+        for index in self.terminal_order(reachable)? {
+            self.definition(index)?;
+        }
+        // The ignore rule: after the terminals it may use, before the rules that use it.
         if !ignores.is_empty() {
             let mut alts = Vec::new();
             for expr in ignores {
@@ -346,9 +349,6 @@ impl<'a> Lowerer<'a> {
                 self.builder.define(id, Expr::star(choice));
                 self.ignore = Some(id);
             }
-        }
-        for index in self.terminal_order(reachable)? {
-            self.definition(index)?;
         }
         for &index in reachable {
             if !is_terminal_name(&self.entries[index].def.name.text) {

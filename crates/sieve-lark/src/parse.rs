@@ -580,3 +580,118 @@ impl<'a> Parser<'a> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lexer::lex;
+
+    fn body(text: &str) -> ExprKind {
+        let tokens = lex(text).unwrap();
+        let file = Parser::new(&tokens, text.len(), 64).file().unwrap();
+        match &file.items[0] {
+            Item::Def(def) => def.body.kind.clone(),
+            other => panic!("not a definition: {other:?}"),
+        }
+    }
+
+    fn shape(kind: &ExprKind) -> String {
+        match kind {
+            ExprKind::Choice(xs) => format!(
+                "({})",
+                xs.iter()
+                    .map(|x| shape(&x.kind))
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ),
+            ExprKind::Seq(xs) => format!(
+                "[{}]",
+                xs.iter()
+                    .map(|x| shape(&x.kind))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+            ExprKind::And(xs) => format!(
+                "({})",
+                xs.iter()
+                    .map(|x| shape(&x.kind))
+                    .collect::<Vec<_>>()
+                    .join(" & ")
+            ),
+            ExprKind::Not(x) => format!("~{}", shape(&x.kind)),
+            ExprKind::Repeat { item, min, max } => {
+                format!("{}{{{min},{max:?}}}", shape(&item.kind))
+            }
+            ExprKind::Name(n) | ExprKind::Template(n) => n.clone(),
+            ExprKind::Literal { value, insensitive } => {
+                format!("{value:?}{}", if *insensitive { "i" } else { "" })
+            }
+            ExprKind::Regex { pattern, flags, .. } => format!("/{pattern}/{flags}"),
+            ExprKind::Range(a, b) => format!("{a}..{b}"),
+            ExprKind::Json(_) => "%json".to_owned(),
+            ExprKind::StructuredRegex(_) => "%regex".to_owned(),
+            ExprKind::SpecialToken(s) => s.clone(),
+        }
+    }
+
+    #[test]
+    fn operator_precedence() {
+        // `&` binds tighter than `|`, looser than juxtaposition; `~` tighter than postfix.
+        assert_eq!(shape(&body("A: B C & D | E")), "(([B C] & D) | E)");
+        assert_eq!(shape(&body("A: ~B+")), "~B{1,None}");
+        assert_eq!(shape(&body("A: B~2..3 C~4")), "[B{2,Some(3)} C{4,Some(4)}]");
+        assert_eq!(
+            shape(&body("A: B{2,} C{,3} D{5}")),
+            "[B{2,None} C{0,Some(3)} D{5,Some(5)}]"
+        );
+        assert_eq!(shape(&body("a: sep{x, y}")), "sep");
+        assert_eq!(
+            shape(&body("a: [x] \"k\"i \"a\"..\"z\"")),
+            "[x{0,Some(1)} \"k\"i a..z]"
+        );
+    }
+
+    #[test]
+    fn alternatives_continue_on_lines_starting_with_a_bar() {
+        assert_eq!(
+            shape(&body("a: x\n  | y // comment\n\n  | z -> alias\nb: w")),
+            "(x | y | z)"
+        );
+    }
+
+    #[test]
+    fn strings_regexes_and_json_blocks() {
+        assert_eq!(shape(&body(r#"a: "\x41\u00e9\n\q""#)), "\"Aé\\n\\\\q\"");
+        assert_eq!(shape(&body(r"a: /a\/b/is")), r"/a\/b/is");
+        let text = "a: %json {\"a\": \"}\",\n \"b\": [1]}\nb: %regex {\"substring_chars\": \"ab\"}";
+        let tokens = lex(text).unwrap();
+        let file = Parser::new(&tokens, text.len(), 64).file().unwrap();
+        assert_eq!(file.items.len(), 2);
+    }
+
+    #[test]
+    fn directives_and_definition_heads() {
+        let text = "%import common.INT -> N\n%import common (WS, CNAME)\n%ignore WS\n?!_r.2[lazy, stop=\"x\"]: N\n%llguidance {}";
+        let tokens = lex(text).unwrap();
+        let file = Parser::new(&tokens, text.len(), 64).file().unwrap();
+        let Item::Import(one) = &file.items[0] else {
+            panic!()
+        };
+        assert_eq!(
+            (one.names[0].0.text.as_str(), one.names[0].1.text.as_str()),
+            ("INT", "N")
+        );
+        let Item::Import(two) = &file.items[1] else {
+            panic!()
+        };
+        assert_eq!(two.module, ["common"]);
+        assert_eq!(two.names.len(), 2);
+        let Item::Def(def) = &file.items[3] else {
+            panic!()
+        };
+        assert_eq!(def.name.text, "_r");
+        assert_eq!(def.priority.map(|p| p.0), Some(2));
+        assert_eq!(def.attrs.len(), 2);
+        assert!(matches!(file.items[4], Item::Options { .. }));
+    }
+}

@@ -205,6 +205,74 @@ fn errors_are_located() {
     }
 }
 
+/// llguidance's lexer is greedy; sieve's reading is scannerless (docs/lark.md, "Longest
+/// match"), so this split is accepted where llguidance refuses it.
+#[test]
+#[ignore = "known gap: greedy (longest-match) lexing is not modelled; see docs/lark.md"]
+fn known_gap_greedy_lexing_as_llguidance() {
+    let grammar = compile_text("start: A B\nA: /a+/\nB: /a/");
+    assert!(!accepts(&grammar, b"aa"), "llguidance's A takes both bytes");
+}
+
+#[test]
+fn arbitrary_text_never_panics() {
+    // Deterministic pseudo-random texts over Lark's punctuation and a few words.
+    let pieces = [
+        "start",
+        ":",
+        " ",
+        "\n",
+        "|",
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        "~",
+        "&",
+        "*",
+        "+",
+        "?",
+        ",",
+        "..",
+        "->",
+        "\"a\"",
+        "/b+/",
+        "A",
+        "B",
+        "%ignore",
+        "%import",
+        "common.INT",
+        "%json",
+        "%regex",
+        "<|x|>",
+        "[lazy]",
+        ".2",
+        "2",
+        "#",
+        "_x",
+        "!",
+        "\"",
+        "/",
+        "%json {}",
+    ];
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..3000 {
+        let mut text = String::new();
+        let len = (state % 24) as usize;
+        for _ in 0..len {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            text.push_str(pieces[(state % pieces.len() as u64) as usize]);
+        }
+        state = state.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(1);
+        // Either result is fine; a panic fails the test.
+        let _ = compile(&text, &Options::default());
+    }
+}
+
 #[test]
 fn errors_are_collected() {
     let errors = compile("start: a b c", &Options::default()).unwrap_err();
