@@ -7,7 +7,7 @@
 //! result. Nothing is asserted. Run it with
 //!
 //! ```text
-//! cargo bench -p sieve-benches --bench schema_compile -- [FILTER] [--limit N] [--json FILE]
+//! cargo bench -p sieve-benches --bench schema_compile -- [FILTER] [--limit N] [--json FILE] [--unshared]
 //! ```
 //!
 //! `FILTER` keeps the schemas whose path under the corpus (`Github_hard/o1234.json`)
@@ -22,7 +22,10 @@
 //! 1. *front-end*: `sieve_jsonschema::compile` with default options (the schema is parsed
 //!    from its file beforehand, untimed: the files also carry test instances);
 //! 2. *normalize*: `pipeline::normalize`;
-//! 3. *automata*: `pipeline::automata`;
+//! 3. *automata*: `pipeline::automata_cached` with the tokenizer's cache of rule automata, as
+//!    `CompiledGrammar::new` does, so later schemas take the rules earlier ones built (a
+//!    server's steady state); `--unshared` uses `pipeline::automata`, as if every schema
+//!    were the first of its process;
 //! 4. *earley*: `CompiledGrammar::from_automata` against the shared tokenizer: the Earley
 //!    tables from those automata and the empty token-mask cache;
 //! 5. *compile*: the sum of 1–4, which is what `CompiledGrammar::new` after the front-end
@@ -76,6 +79,9 @@ struct Args {
     filter: Option<String>,
     limit: Option<usize>,
     json: Option<PathBuf>,
+    /// `--unshared`: every schema compiled as if first in its process (no automata from
+    /// earlier schemas).
+    unshared: bool,
 }
 
 impl Args {
@@ -84,6 +90,7 @@ impl Args {
             filter: None,
             limit: None,
             json: None,
+            unshared: false,
         };
         let mut words = std::env::args().skip(1);
         while let Some(word) = words.next() {
@@ -95,13 +102,14 @@ impl Args {
                     let n = n.parse().map_err(|e| format!("--limit {n}: {e}"))?;
                     args.limit = Some(n);
                 }
+                "--unshared" => args.unshared = true,
                 "--json" => {
                     let file = words.next().ok_or("--json needs a file")?;
                     args.json = Some(PathBuf::from(file));
                 }
                 flag if flag.starts_with("--") => {
                     return Err(format!(
-                        "unknown option {flag}; usage: schema_compile [FILTER] [--limit N] [--json FILE]"
+                        "unknown option {flag}; usage: schema_compile [FILTER] [--limit N] [--json FILE] [--unshared]"
                     ))
                 }
                 _ if args.filter.is_none() => args.filter = Some(word),
@@ -182,7 +190,7 @@ fn run() -> Result<(), String> {
     let mut outcomes = Vec::with_capacity(files.len());
     let sweep = Instant::now();
     for (i, (name, path)) in files.iter().enumerate() {
-        let outcome = measure(path, &tokenizer, &mut mask);
+        let outcome = measure(path, &tokenizer, &mut mask, !args.unshared);
         if let Outcome::Timed(times) = &outcome {
             if times.total() > SLOW.as_secs_f64() * 1e3 {
                 eprintln!("slow: {name}: {:.0} ms", times.total());
@@ -199,6 +207,18 @@ fn run() -> Result<(), String> {
         outcomes.push((name.as_str(), outcome));
     }
     report(&outcomes, sweep.elapsed());
+    let automata = tokenizer.automata_stats();
+    println!(
+        "\nshared rule automata: {} found, {} built, {} held{}",
+        automata.hits,
+        automata.misses,
+        automata.entries,
+        if args.unshared {
+            " (--unshared: not used)"
+        } else {
+            ""
+        }
+    );
     if let Some(file) = &args.json {
         write_json(file, &outcomes)?;
         println!("\nper-schema times written to {}", file.display());
@@ -213,7 +233,9 @@ fn load_tokenizer(shared: &Path) -> Result<Arc<Tokenizer>, String> {
 }
 
 /// Compiles the schema in `path` stage by stage, then computes the first mask.
-fn measure(path: &Path, tokenizer: &Arc<Tokenizer>, mask: &mut [u32]) -> Outcome {
+/// Compiles one schema, stage by stage, as `CompiledGrammar::new` does (`shared`: with the
+/// tokenizer's cache of rule automata).
+fn measure(path: &Path, tokenizer: &Arc<Tokenizer>, mask: &mut [u32], shared: bool) -> Outcome {
     let file: Value = match std::fs::read_to_string(path)
         .map_err(|e| e.to_string())
         .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
@@ -224,7 +246,10 @@ fn measure(path: &Path, tokenizer: &Arc<Tokenizer>, mask: &mut [u32]) -> Outcome
     let Some(schema) = file.get("schema") else {
         return Outcome::Failed("read", "no \"schema\" field".to_owned());
     };
-    let options = sieve_matcher::Options::default();
+    let options = sieve_matcher::Options {
+        share_automata: shared,
+        ..Default::default()
+    };
 
     let started = Instant::now();
     let compiled = sieve_jsonschema::compile(schema, &sieve_jsonschema::Options::default());
@@ -243,7 +268,11 @@ fn measure(path: &Path, tokenizer: &Arc<Tokenizer>, mask: &mut [u32]) -> Outcome
     };
 
     let started = Instant::now();
-    let fsms = pipeline::automata(&normalized, &options);
+    let fsms = if options.share_automata {
+        pipeline::automata_cached(&normalized, &options, tokenizer.automata_cache())
+    } else {
+        pipeline::automata(&normalized, &options)
+    };
     let automata = ms(started);
     let fsms = match fsms {
         Ok(fsms) => fsms,

@@ -21,6 +21,8 @@
 //! A [`GrammarFsms`] has one automaton per rule of its grammar, indexed by [`RuleId`]; its
 //! state and edge totals are within the configured limits.
 
+use std::sync::Arc;
+
 use sieve_ir::{ExprKind, Grammar, RuleId};
 
 use crate::canonical::canonicalize;
@@ -30,6 +32,7 @@ use crate::fsm::{Fsm, StateId};
 use crate::hash::hash_rules;
 use crate::memo::{RuleMemo, Shape};
 use crate::nfa::{accepts_empty, is_regular_repeat, remove_epsilons, thompson, Nfa};
+use crate::shared::AutomatonCache;
 
 /// Knobs for [`Builder`]. Each documents its default and what raising it costs.
 #[derive(Clone, Debug)]
@@ -249,6 +252,7 @@ impl GrammarFsms {
 #[derive(Clone, Debug, Default)]
 pub struct Builder {
     config: Config,
+    cache: Option<Arc<AutomatonCache>>,
 }
 
 /// A rule after step 1 of the pipeline.
@@ -266,7 +270,18 @@ enum Classified {
 impl Builder {
     /// A builder with the given configuration.
     pub fn new(config: Config) -> Builder {
-        Builder { config }
+        Builder {
+            config,
+            cache: None,
+        }
+    }
+
+    /// A builder that takes rule automata from `cache` when a build of the same rule shape
+    /// put them there, and adds the ones it builds (see [`AutomatonCache`]). The automata are
+    /// exactly those a build without the cache gives.
+    pub fn with_cache(mut self, cache: Arc<AutomatonCache>) -> Builder {
+        self.cache = Some(cache);
+        self
     }
 
     /// The builder's configuration.
@@ -317,7 +332,12 @@ impl Builder {
         }
 
         let mut automata = Vec::with_capacity(classified.len());
-        let mut memo = RuleMemo::default();
+        let mut memo = match &self.cache {
+            Some(cache) => {
+                RuleMemo::sharing(cache, self.config.dfa_state_limit, self.config.minimize)
+            }
+            None => RuleMemo::default(),
+        };
         let mut state_count = 0usize;
         let mut edge_count = 0usize;
         for (rule, class) in grammar.rules().iter().zip(classified) {

@@ -61,9 +61,11 @@ mod fsm;
 mod hash;
 mod memo;
 mod nfa;
+mod shared;
 #[cfg(test)]
 mod tests;
 
 pub use build::{Builder, Config, GrammarFsms, RuleAutomaton};
 pub use error::BuildError;
 pub use fsm::{Edge, Fsm, Label, StateId};
+pub use shared::{AutomatonCache, CacheStats};

@@ -14,11 +14,14 @@
 //! a shape to the automaton built for it, over ranks, and hands it back renamed to the
 //! asking rule's references, which is exactly the automaton a fresh build would give.
 
+use std::sync::Arc;
+
 use foldhash::HashMap;
 
 use sieve_ir::{Expr, RuleId};
 
 use crate::fsm::Fsm;
+use crate::shared::AutomatonCache;
 
 /// A rule body up to an order-preserving renaming of its references.
 pub(crate) struct Shape {
@@ -29,6 +32,11 @@ pub(crate) struct Shape {
 }
 
 impl Shape {
+    /// The body with each reference replaced by its rank.
+    pub(crate) fn ranked(&self) -> &Expr {
+        &self.ranked
+    }
+
     /// The shape of `body`.
     pub(crate) fn of(body: &Expr) -> Shape {
         let mut refs = Vec::new();
@@ -49,22 +57,46 @@ fn rank(refs: &[RuleId], rule: RuleId) -> RuleId {
     RuleId::new(index).expect("fewer references than rules")
 }
 
-/// The automata built so far in one grammar, by shape.
+/// The automata built so far in one grammar, by shape, in front of an optional
+/// [`AutomatonCache`] shared with other builds.
 #[derive(Default)]
-pub(crate) struct RuleMemo {
-    built: HashMap<Expr, Fsm>,
+pub(crate) struct RuleMemo<'c> {
+    built: HashMap<Expr, Arc<Fsm>>,
+    /// The shared cache, with the DFA cap and minimisation setting of this build.
+    shared: Option<(&'c AutomatonCache, usize, bool)>,
 }
 
-impl RuleMemo {
-    /// The automaton of a rule of this shape, over the rule's own references, if one was built.
-    pub(crate) fn get(&self, shape: &Shape) -> Option<Fsm> {
-        let ranked = self.built.get(&shape.ranked)?;
+impl<'c> RuleMemo<'c> {
+    /// A memo that also looks in, and adds to, `cache` (for automata built with this DFA cap
+    /// and minimisation setting).
+    pub(crate) fn sharing(cache: &'c AutomatonCache, dfa_cap: usize, minimize: bool) -> Self {
+        RuleMemo {
+            built: HashMap::default(),
+            shared: Some((cache, dfa_cap, minimize)),
+        }
+    }
+
+    /// The automaton of a rule of this shape, over the rule's own references, if one was built
+    /// here or is in the shared cache.
+    pub(crate) fn get(&mut self, shape: &Shape) -> Option<Fsm> {
+        let ranked = match self.built.get(&shape.ranked) {
+            Some(ranked) => ranked.clone(),
+            None => {
+                let (cache, cap, minimize) = self.shared?;
+                let ranked = cache.get(shape, cap, minimize)?;
+                self.built.insert(shape.ranked.clone(), ranked.clone());
+                ranked
+            }
+        };
         Some(ranked.rename_rules(|rank| shape.refs[rank.index()]))
     }
 
     /// Records `fsm`, built for a rule of this shape, and gives it back.
     pub(crate) fn insert(&mut self, shape: Shape, fsm: Fsm) -> Fsm {
-        let ranked = fsm.rename_rules(|rule| rank(&shape.refs, rule));
+        let ranked = Arc::new(fsm.rename_rules(|rule| rank(&shape.refs, rule)));
+        if let Some((cache, cap, minimize)) = self.shared {
+            cache.insert(&shape, cap, minimize, ranked.clone());
+        }
         self.built.insert(shape.ranked, ranked);
         fsm
     }

@@ -2,9 +2,10 @@
 //! minimality, the DFA cap, the structural hash, contract errors and dump snapshots.
 
 use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
 
 use proptest::prelude::*;
-use sieve_fsm::{Builder, Config, Fsm, GrammarFsms, Label, RuleAutomaton, StateId};
+use sieve_fsm::{AutomatonCache, Builder, Config, Fsm, GrammarFsms, Label, RuleAutomaton, StateId};
 use sieve_ir::{reference::Recognizer, ByteClass, Expr, Grammar, GrammarBuilder, RuleId};
 
 // ---------------------------------------------------------------------------------------------
@@ -672,4 +673,92 @@ fn dump_cycles_and_counters() {
 fn dump_nfa_fallback() {
     let g = single(exploding(12));
     insta::assert_snapshot!("dump_nfa_fallback", build(&g).to_string());
+}
+
+// ---------------------------------------------------------------------------------------------
+// The automaton cache shared across builds
+
+/// `g`'s automata built against `cache`, which must equal those of a build without it.
+fn build_cached(g: &Grammar, cache: &Arc<AutomatonCache>) -> GrammarFsms {
+    let cached = Builder::new(Config::new())
+        .with_cache(cache.clone())
+        .build(g)
+        .unwrap();
+    let plain = build(g);
+    assert_eq!(cached.automata(), plain.automata());
+    assert_eq!(cached.state_count(), plain.state_count());
+    for rule in g.rule_ids() {
+        assert_eq!(cached.hash(rule), plain.hash(rule));
+    }
+    cached
+}
+
+#[test]
+fn a_shared_cache_gives_the_same_automata_and_serves_other_grammars() {
+    let member = |key: &str, value: RuleId| seq([lit(key), lit(":"), rule(value)]);
+    let first = grammar(&["object", "name", "count", "text", "digits"], |ids| {
+        vec![
+            seq([lit("{"), rule(ids[1]), lit(","), rule(ids[2]), lit("}")]),
+            member("\"name\"", ids[3]),
+            member("\"count\"", ids[4]),
+            seq([lit("\""), Expr::star(class(b'a', b'z')), lit("\"")]),
+            Expr::plus(class(b'0', b'9')),
+        ]
+    });
+    // Other names and ids, the same shapes for the value rules and one member.
+    let second = grammar(&["list", "digits", "entry", "text"], |ids| {
+        vec![
+            seq([
+                lit("["),
+                rule(ids[2]),
+                Expr::star(seq([lit(","), rule(ids[2])])),
+                lit("]"),
+            ]),
+            Expr::plus(class(b'0', b'9')),
+            member("\"count\"", ids[1]),
+            seq([lit("\""), Expr::star(class(b'a', b'z')), lit("\"")]),
+        ]
+    });
+    let cache = Arc::new(AutomatonCache::new(1 << 20));
+    build_cached(&first, &cache);
+    let after_first = cache.stats();
+    assert_eq!(after_first.hits, 0);
+    assert_eq!(after_first.entries as u64, after_first.misses);
+    build_cached(&second, &cache);
+    let after_second = cache.stats();
+    // `digits`, `text` and the `"count"` member come from the first grammar.
+    assert_eq!(after_second.hits, 3, "{after_second:?}");
+    build_cached(&first, &cache);
+    assert_eq!(
+        cache.stats().misses,
+        after_second.misses,
+        "a rebuild builds nothing"
+    );
+}
+
+#[test]
+fn a_cache_within_a_tiny_budget_still_gives_the_same_automata() {
+    let cache = Arc::new(AutomatonCache::new(1));
+    let g = grammar(&["root", "a"], |ids| {
+        vec![seq([rule(ids[1]), lit("!")]), Expr::plus(class(b'a', b'c'))]
+    });
+    build_cached(&g, &cache);
+    build_cached(&g, &cache);
+    assert_eq!(cache.stats().entries, 0);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Random bodies built twice against one cache (the second time from it) give the
+    /// automata of a build without it.
+    #[test]
+    fn cached_automata_equal_fresh_ones(bodies in prop::collection::vec(expr(), 1..4)) {
+        let cache = Arc::new(AutomatonCache::new(1 << 20));
+        for body in &bodies {
+            let g = single(body.clone());
+            build_cached(&g, &cache);
+            build_cached(&g, &cache);
+        }
+    }
 }

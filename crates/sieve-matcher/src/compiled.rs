@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use sieve_backend::Backend;
 
-use sieve_fsm::GrammarFsms;
+use sieve_fsm::{AutomatonCache, GrammarFsms};
 use sieve_ir::Grammar;
 use sieve_tokencache::{CacheStats, SharedStore, StoreStats, TokenCache};
 use sieve_vocab::{TokenId, TokenTrie, Vocabulary};
@@ -29,6 +29,10 @@ pub struct Options {
     /// same [`Tokenizer`] (its store, keyed by structure: see [`Tokenizer::store_stats`]).
     /// Default `true`.
     pub share_classifications: bool,
+    /// Whether [`CompiledGrammar::new`] takes rule automata from, and adds them to, the
+    /// [`Tokenizer`]'s automaton cache, shared by every grammar compiled against it (see
+    /// [`Tokenizer::automata_stats`]). The automata are the same either way. Default `true`.
+    pub share_automata: bool,
     /// Whether states are classified while compiling, rather than when a mask first meets
     /// them. Default [`AheadOfTime::Off`].
     pub ahead_of_time: AheadOfTime,
@@ -65,6 +69,7 @@ impl Default for Options {
             earley: sieve_earley::Config::default(),
             max_cache_bytes: 256 << 20,
             share_classifications: true,
+            share_automata: true,
             ahead_of_time: AheadOfTime::Off,
         }
     }
@@ -91,6 +96,7 @@ pub struct Tokenizer {
     vocab: Arc<Vocabulary>,
     trie: TokenTrie,
     store: Arc<SharedStore>,
+    automata: Arc<AutomatonCache>,
 }
 
 /// Bytes 0x20–0x7F except the quote and the backslash, and the same without 0x7F, as
@@ -99,6 +105,9 @@ const JSON_STRING_CLASSES: [[u64; 4]; 2] = [
     [0xffff_fffb_0000_0000, 0xffff_ffff_efff_ffff, 0, 0],
     [0xffff_fffb_0000_0000, 0x7fff_ffff_efff_ffff, 0, 0],
 ];
+
+/// The byte budget of a [`Tokenizer`]'s cache of rule automata (see [`Options::share_automata`]).
+pub const DEFAULT_AUTOMATA_BYTES: usize = 64 << 20;
 
 /// The default byte budget of a [`Tokenizer`]'s shared classification store.
 pub const DEFAULT_STORE_BYTES: usize = 512 << 20;
@@ -128,7 +137,20 @@ impl Tokenizer {
             vocab,
             trie,
             store: Arc::new(SharedStore::new(bytes)),
+            automata: Arc::new(AutomatonCache::new(DEFAULT_AUTOMATA_BYTES)),
         }
+    }
+
+    /// Counters of the cache of rule automata shared by the grammars compiled against this
+    /// tokenizer (see [`Options::share_automata`]).
+    pub fn automata_stats(&self) -> sieve_fsm::CacheStats {
+        self.automata.stats()
+    }
+
+    /// The cache of rule automata shared by the grammars compiled against this tokenizer,
+    /// for callers that run the pipeline's stages themselves ([`pipeline::automata_cached`]).
+    pub fn automata_cache(&self) -> &Arc<AutomatonCache> {
+        &self.automata
     }
 
     /// Counters of the shared classification store (hits, misses, evictions, size).
@@ -157,6 +179,8 @@ pub struct CompiledGrammar {
     cache: TokenCache,
     /// The shortest completions in tokens, built when the first budgeted matcher asks.
     completion: std::sync::OnceLock<EngineCompletion>,
+    /// Each token id's position in the trie (`u32::MAX` for specials), for budgeted masks.
+    positions: std::sync::OnceLock<Vec<u32>>,
 }
 
 impl CompiledGrammar {
@@ -171,7 +195,11 @@ impl CompiledGrammar {
         options: &Options,
     ) -> Result<CompiledGrammar, CompileError> {
         let normalized = pipeline::normalize(grammar, options)?;
-        let fsms = pipeline::automata(&normalized, options)?;
+        let fsms = if options.share_automata {
+            pipeline::automata_cached(&normalized, options, &tokenizer.automata)?
+        } else {
+            pipeline::automata(&normalized, options)?
+        };
         CompiledGrammar::from_automata(&fsms, tokenizer, options)
     }
 
@@ -206,6 +234,7 @@ impl CompiledGrammar {
             tokenizer,
             cache,
             completion: std::sync::OnceLock::new(),
+            positions: std::sync::OnceLock::new(),
         })
     }
 
@@ -229,6 +258,19 @@ impl CompiledGrammar {
     pub(crate) fn completion(&self) -> &EngineCompletion {
         self.completion
             .get_or_init(|| self.engine.completion_table(&self.tokenizer.trie))
+    }
+
+    /// Each token id's position in the trie (`u32::MAX` for special tokens), built on first
+    /// use (only budgeted matchers read it).
+    pub(crate) fn trie_positions(&self) -> &[u32] {
+        self.positions.get_or_init(|| {
+            let trie = &self.tokenizer.trie;
+            let mut positions = vec![u32::MAX; self.vocabulary().n_vocab()];
+            for pos in 0..trie.len() {
+                positions[trie.token(pos).index()] = pos as u32;
+            }
+            positions
+        })
     }
 
     /// The per-state token classification, filled lazily by the matchers.

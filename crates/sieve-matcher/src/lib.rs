@@ -48,7 +48,8 @@ pub mod pipeline;
 pub use batch::{fill_next_token_bitmasks, BatchError, PARALLEL_MIN_BATCH};
 pub use byte_matcher::ByteMatcher;
 pub use compiled::{
-    AheadOfTime, CompileError, CompiledGrammar, Options, Tokenizer, DEFAULT_STORE_BYTES,
+    AheadOfTime, CompileError, CompiledGrammar, Options, Tokenizer, DEFAULT_AUTOMATA_BYTES,
+    DEFAULT_STORE_BYTES,
 };
 pub use error::MatcherError;
 pub use matcher::Matcher;

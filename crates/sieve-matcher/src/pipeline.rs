@@ -44,7 +44,7 @@
 use std::sync::Arc;
 
 use sieve_earley::EarleyGrammar;
-use sieve_fsm::GrammarFsms;
+use sieve_fsm::{AutomatonCache, GrammarFsms};
 use sieve_ir::Grammar;
 use sieve_normalize::Normalized;
 
@@ -65,6 +65,22 @@ pub fn normalize(grammar: &Grammar, options: &Options) -> Result<Normalized, Com
 /// [`CompileError::Automata`] when the automata exceed a limit of `options.fsm`.
 pub fn automata(normalized: &Normalized, options: &Options) -> Result<GrammarFsms, CompileError> {
     Ok(sieve_fsm::Builder::new(options.fsm.clone()).build_normalized(normalized)?)
+}
+
+/// [`automata`], taking rule automata from `cache` where an earlier build of the same rule
+/// shape put them, and adding the ones it builds (what [`crate::CompiledGrammar::new`] does
+/// with its tokenizer's cache). The result is the same as [`automata`]'s.
+///
+/// # Errors
+/// As [`automata`].
+pub fn automata_cached(
+    normalized: &Normalized,
+    options: &Options,
+    cache: &Arc<AutomatonCache>,
+) -> Result<GrammarFsms, CompileError> {
+    Ok(sieve_fsm::Builder::new(options.fsm.clone())
+        .with_cache(cache.clone())
+        .build_normalized(normalized)?)
 }
 
 /// Stage 3 of the default backend: the Earley recogniser's tables over `fsms`, with

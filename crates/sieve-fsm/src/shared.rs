@@ -1,0 +1,130 @@
+//! [`AutomatonCache`]: rule automata shared by every grammar a process builds.
+//!
+//! A server compiles a new schema per request, and most rules of a JSON Schema grammar —
+//! numbers, generic values, arrays of strings, the members of common objects — recur from
+//! one schema to the next. The cache keeps the automaton of each rule [`Shape`] (a body up
+//! to an order-preserving renaming of its references, see [`crate::memo`]) that a build
+//! made, and later builds take it from there instead of running the subset construction
+//! and minimisation again: XGrammar 2's cross-grammar cache (§3.3), keyed by the rule body
+//! rather than by an FSM hash, since the body is what a build has before it builds.
+//!
+//! # Invariants
+//!
+//! - An entry is exactly what a build of that shape gives with the same [`crate::Config`]
+//!   limits that affect the automaton (the DFA cap and minimisation); the key includes them.
+//! - Memory is bounded: entries are counted in approximate heap bytes; past half the budget
+//!   the current generation becomes the old one and the older is dropped, so the cache holds
+//!   at most the budget and keeps what was used recently (a hit in the old generation moves
+//!   the entry to the current one).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use sieve_ir::Expr;
+
+use crate::fsm::Fsm;
+use crate::memo::Shape;
+
+/// What the cache is keyed by: a shape's ranked body and the settings that shape its
+/// automaton (the DFA state cap and whether it is minimised).
+type Key = (Expr, usize, bool);
+
+/// Rule automata shared across builds, within a byte budget (see the module docs).
+#[derive(Debug)]
+pub struct AutomatonCache {
+    budget: usize,
+    inner: Mutex<Generations>,
+}
+
+#[derive(Debug, Default)]
+struct Generations {
+    current: HashMap<Key, Arc<Fsm>>,
+    old: HashMap<Key, Arc<Fsm>>,
+    current_bytes: usize,
+    stats: CacheStats,
+}
+
+/// Counters of an [`AutomatonCache`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CacheStats {
+    /// Rule automata found in the cache.
+    pub hits: u64,
+    /// Rule automata built because the cache had none.
+    pub misses: u64,
+    /// Entries held now.
+    pub entries: usize,
+}
+
+impl AutomatonCache {
+    /// An empty cache that holds at most about `budget` bytes.
+    pub fn new(budget: usize) -> AutomatonCache {
+        AutomatonCache {
+            budget,
+            inner: Mutex::new(Generations::default()),
+        }
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> CacheStats {
+        let inner = self.lock();
+        CacheStats {
+            entries: inner.current.len() + inner.old.len(),
+            ..inner.stats
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Generations> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The automaton of `shape` built with these settings, over ranks, if held.
+    pub(crate) fn get(&self, shape: &Shape, dfa_cap: usize, minimize: bool) -> Option<Arc<Fsm>> {
+        let key = (shape.ranked().clone(), dfa_cap, minimize);
+        let mut inner = self.lock();
+        if let Some(fsm) = inner.current.get(&key) {
+            let fsm = fsm.clone();
+            inner.stats.hits += 1;
+            return Some(fsm);
+        }
+        let Some(fsm) = inner.old.remove(&key) else {
+            inner.stats.misses += 1;
+            return None;
+        };
+        inner.stats.hits += 1;
+        let bytes = entry_bytes(&key, &fsm);
+        self.insert_locked(&mut inner, key, fsm.clone(), bytes);
+        Some(fsm)
+    }
+
+    /// Keeps `ranked`, the automaton of `shape` over ranks, built with these settings.
+    pub(crate) fn insert(&self, shape: &Shape, dfa_cap: usize, minimize: bool, ranked: Arc<Fsm>) {
+        let key = (shape.ranked().clone(), dfa_cap, minimize);
+        let bytes = entry_bytes(&key, &ranked);
+        if bytes > self.budget / 2 {
+            return;
+        }
+        let mut inner = self.lock();
+        self.insert_locked(&mut inner, key, ranked, bytes);
+    }
+
+    fn insert_locked(&self, inner: &mut Generations, key: Key, fsm: Arc<Fsm>, bytes: usize) {
+        if inner.current_bytes + bytes > self.budget / 2 {
+            inner.old = std::mem::take(&mut inner.current);
+            inner.current_bytes = 0;
+        }
+        if inner.current.insert(key, fsm).is_none() {
+            inner.current_bytes += bytes;
+        }
+    }
+}
+
+/// The approximate heap bytes of an entry: the key's expression nodes and the automaton.
+fn entry_bytes(key: &Key, fsm: &Fsm) -> usize {
+    const NODE: usize = 48;
+    const STATE: usize = 8;
+    const EDGE: usize = 12;
+    key.0.size() * NODE + fsm.state_count() * STATE + fsm.edge_count() * EDGE + 64
+}
