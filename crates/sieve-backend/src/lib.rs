@@ -114,24 +114,6 @@ impl Key {
     }
 }
 
-/// What [`Recognizer::completion_hints`] knows of the completion bound after one token.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Hint {
-    /// At least the [`Recognizer::completion_bound`] after the token (`u32::MAX`: unknown),
-    /// if the recogniser accepts it.
-    pub bound: u32,
-    /// Whether `bound` is exactly that bound (when the token is accepted).
-    pub exact: bool,
-}
-
-impl Hint {
-    /// Nothing known.
-    pub const UNKNOWN: Hint = Hint {
-        bound: u32::MAX,
-        exact: false,
-    };
-}
-
 /// The per-request state of a backend: the bytes consumed so far, as a stack.
 ///
 /// Every method that fails leaves the recogniser unchanged.
@@ -211,20 +193,23 @@ pub trait Recognizer: Clone + Send + Sync + fmt::Debug {
         memo: &Self::CompletionMemo,
     ) -> Option<u32>;
 
-    /// Fills `hints[i]`, for each text token at position `i` of `trie`, with what can be
-    /// said of the [`Recognizer::completion_bound`] after it without feeding it (see
-    /// [`Hint`]); `memo` is [`Recognizer::completion_memo`] of the current bytes. The default
-    /// knows nothing; a backend that can follow tokens through its tables cheaply says more,
-    /// which spares a budget filter feeding those tokens.
-    fn completion_hints(
+    /// Decides, without feeding them, what it cheaply can of the tokens of `trie` against
+    /// `limit`: sets in `fits` (bitmask by token id) tokens after which, if the recogniser
+    /// accepts them, [`Recognizer::completion_bound`] is at most `limit`, and in `exceeds`
+    /// tokens after which, if accepted, it is more than `limit` (`None` counting as more).
+    /// `memo` is [`Recognizer::completion_memo`] of the current bytes. The default decides
+    /// nothing; a backend that can follow tokens through its tables says more, which spares
+    /// a budget filter feeding those tokens.
+    fn completion_decide(
         &self,
         table: &Self::Completion,
         memo: &Self::CompletionMemo,
         trie: &TokenTrie,
-        hints: &mut [Hint],
+        limit: u32,
+        fits: &mut [u32],
+        exceeds: &mut [u32],
     ) {
-        let _ = (table, memo, trie);
-        hints.fill(Hint::UNKNOWN);
+        let _ = (table, memo, trie, limit, fits, exceeds);
     }
 
     /// Fills `caps[d]`, for each `d < caps.len()`, with a value at least the

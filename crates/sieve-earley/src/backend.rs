@@ -72,14 +72,16 @@ impl Recognizer for Parser {
         Parser::completion_bound_from(self, table, Some(memo))
     }
 
-    fn completion_hints(
+    fn completion_decide(
         &self,
         table: &crate::CompletionTable,
         memo: &crate::CompletionMemo,
         trie: &TokenTrie,
-        hints: &mut [sieve_backend::Hint],
+        limit: u32,
+        fits: &mut [u32],
+        exceeds: &mut [u32],
     ) {
-        Parser::completion_hints(self, table, memo, trie, hints);
+        Parser::completion_decide(self, table, memo, trie, limit, fits, exceeds);
     }
 
     fn completion_caps(&self, table: &crate::CompletionTable, caps: &mut [u32]) {

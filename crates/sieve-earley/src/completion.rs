@@ -31,16 +31,21 @@
 //! The bound is `0` when the input is a sentence, otherwise the minimum over the top set's
 //! scan items of `rest + R`.
 //!
-//! # Hints (a budget filter's fast path)
+//! # Decisions without feeding (a budget filter's fast path)
 //!
 //! For a scan item at state `s` and a token whose bytes follow byte edges of `s`'s automaton
 //! to `s'`, the new set holds the item at `s'` with the same origin, so the bound after the
 //! token is at most `rest[s'] + R` of its node. It is exactly the minimum of that over the
 //! scan items when no item branches inside the token: every state the walk passes through
 //! before the last byte has no rule edge, no ε edge, does not accept (or is the root's and
-//! no rule refers to the root, so completing it feeds nothing) and has one edge for the byte (then the new set is the closure of those items, and every route of the closure
-//! starts from one of them). [`Parser::completion_hints`] walks the trie from each scan state
-//! this way and says so.
+//! no rule refers to the root, so completing it feeds nothing) and has one edge for the byte
+//! (then the new set is the closure of those items, and every route of the closure starts
+//! from one of them). The walk from a state does not depend on `R`, so it is done once per
+//! state and kept (a `StateWalk`: the tokens it consumes grouped by `rest[s']` and by whether
+//! their path branched, and the tokens whose path died in a branching state), within
+//! [`MAX_WALK_BYTES`] per table. [`Parser::completion_decide`] then says, with bitmask
+//! operations, which tokens fit a limit (some class with `rest + R ≤ limit`) and which exceed
+//! it (consumed by some walk, exact in every walk, and in no class that fits).
 //!
 //! # Invariants
 //!
@@ -61,7 +66,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use sieve_backend::Hint;
+use sieve_backend::TokenSet;
 use sieve_ir::ByteClass;
 use sieve_vocab::TokenTrie;
 
@@ -75,6 +80,9 @@ const INF: u32 = u32::MAX;
 /// longer than one byte. Any subset of token edges gives a sound bound; this bounds the
 /// compile-time work to this many steps per state.
 pub const TOKEN_WALK_NODES: usize = 512;
+
+/// The most bytes of per-state hint walks one table keeps (64 MiB).
+pub const MAX_WALK_BYTES: usize = 64 << 20;
 
 /// The shortest completions of one grammar counted in tokens of one vocabulary (see the
 /// module docs). Built by `Backend::completion_table`; read by a [`Parser`]'s
@@ -94,6 +102,10 @@ pub struct CompletionTable {
     root_waited: bool,
     /// Per state, its [`Row`], built the first time a hint walk meets it.
     rows: Vec<std::sync::OnceLock<Box<Row>>>,
+    /// Per state, its [`StateWalk`] once some budget filter needed it, while
+    /// [`MAX_WALK_BYTES`] last; past that, walks are made afresh each time.
+    walks: Vec<std::sync::OnceLock<std::sync::Arc<StateWalk>>>,
+    walk_bytes: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 /// One argument list of Knuth's superior functions: `head = weight + Σ tails · times`.
@@ -143,6 +155,10 @@ impl CompletionTable {
             rows: (0..g.states.len())
                 .map(|_| std::sync::OnceLock::new())
                 .collect(),
+            walks: (0..g.states.len())
+                .map(|_| std::sync::OnceLock::new())
+                .collect(),
+            walk_bytes: std::sync::Arc::default(),
         }
     }
 
@@ -165,6 +181,27 @@ impl CompletionTable {
         c.min
             .saturating_sub(item.count)
             .saturating_mul(self.rule_min[c.item as usize])
+    }
+
+    /// The walk of `state`, cached while the table's walks stay within [`MAX_WALK_BYTES`].
+    fn walk(&self, g: &EarleyGrammar, trie: &TokenTrie, state: u32) -> std::sync::Arc<StateWalk> {
+        use std::sync::atomic::Ordering;
+        if let Some(walk) = self.walks[state as usize].get() {
+            return walk.clone();
+        }
+        let walk = std::sync::Arc::new(StateWalk::new(g, self, trie, state));
+        let bytes = walk.heap_bytes();
+        let reserved = self
+            .walk_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                (used + bytes <= MAX_WALK_BYTES).then_some(used + bytes)
+            })
+            .is_ok();
+        if reserved && self.walks[state as usize].set(walk.clone()).is_err() {
+            // Another thread cached it first: give the bytes back.
+            self.walk_bytes.fetch_sub(bytes, Ordering::Relaxed);
+        }
+        walk
     }
 
     fn row(&self, g: &EarleyGrammar, state: u32) -> &Row {
@@ -484,6 +521,93 @@ impl Row {
     }
 }
 
+/// The static part of the hint walk from one state: the tokens its automaton consumes, by
+/// the `rest` of the state they reach (see the module docs).
+#[derive(Debug)]
+struct StateWalk {
+    classes: Vec<WalkClass>,
+    /// Tokens the walk cannot follow exactly: a path through a branching state died.
+    inexact: TokenSet,
+}
+
+/// Tokens reaching states of one `rest`, along paths that branch (`clean == false`) or not.
+#[derive(Debug)]
+struct WalkClass {
+    rest: u32,
+    clean: bool,
+    tokens: TokenSet,
+}
+
+impl StateWalk {
+    fn new(g: &EarleyGrammar, table: &CompletionTable, trie: &TokenTrie, start: u32) -> StateWalk {
+        let words = trie.n_vocab().div_ceil(32);
+        let mut classes: Vec<(u32, bool, Vec<u32>)> = Vec::new();
+        let mut inexact = vec![0u32; words];
+        let set = |bits: &mut [u32], id: u32| bits[id as usize / 32] |= 1 << (id % 32);
+        let nodes = trie.nodes();
+        // Per depth: the row of the state after that many bytes, and whether no state
+        // before it branches.
+        let mut path: Vec<(&Row, bool)> = vec![(table.row(g, start), true)];
+        let mut i = 0;
+        while i < nodes.len() {
+            let node = nodes[i];
+            let depth = node.depth as usize;
+            path.truncate(depth);
+            let (row, clean) = path[depth - 1];
+            // The start state's own branches are scan items of the top set, walked
+            // separately; a state reached inside the token branches on its own.
+            let clean = clean && (depth == 1 || !row.branches);
+            let step = row.steps[node.byte as usize];
+            if step == NO_STEP {
+                if !clean {
+                    for pos in node.pos as usize..trie.node_pos_end(i) {
+                        set(&mut inexact, trie.token(pos).as_u32());
+                    }
+                }
+                i = node.end as usize;
+                continue;
+            }
+            let target = step & !MANY_STEPS;
+            let clean = clean && step & MANY_STEPS == 0;
+            if node.has_token() {
+                let rest = table.rest[target as usize];
+                let at = match classes.iter().position(|c| c.0 == rest && c.1 == clean) {
+                    Some(at) => at,
+                    None => {
+                        classes.push((rest, clean, vec![0u32; words]));
+                        classes.len() - 1
+                    }
+                };
+                for pos in trie.tokens_at_node(i) {
+                    set(&mut classes[at].2, trie.token(pos).as_u32());
+                }
+            }
+            path.push((table.row(g, target), clean));
+            i += 1;
+        }
+        StateWalk {
+            classes: classes
+                .into_iter()
+                .map(|(rest, clean, bits)| WalkClass {
+                    rest,
+                    clean,
+                    tokens: TokenSet::from_bits(bits),
+                })
+                .collect(),
+            inexact: TokenSet::from_bits(inexact),
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.inexact.heap_bytes()
+            + self
+                .classes
+                .iter()
+                .map(|c| c.tokens.heap_bytes() + std::mem::size_of::<WalkClass>())
+                .sum::<usize>()
+    }
+}
+
 /// The routes of a parser's sets up to some length: `R` of every node reachable from that
 /// top set, valid for as long as those sets are not popped (sets below the top never change,
 /// and `R(A, i)` reads only sets up to `i`).
@@ -626,19 +750,17 @@ impl Parser {
         }
     }
 
-    /// The hints of `Recognizer::completion_hints` (see the module docs), one per trie
-    /// position.
-    pub fn completion_hints(
+    /// The decisions of `Recognizer::completion_decide` (see the module docs): per scan
+    /// state, its cached walk's classes against `limit - R`.
+    pub fn completion_decide(
         &self,
         table: &CompletionTable,
         memo: &CompletionMemo,
         trie: &TokenTrie,
-        hints: &mut [Hint],
+        limit: u32,
+        fits: &mut [u32],
+        exceeds: &mut [u32],
     ) {
-        hints.fill(Hint {
-            bound: INF,
-            exact: true,
-        });
         let g = &**self.grammar();
         let routes = Routes::of(self, table, Some(memo));
         // The least `R` over the scan items of each state.
@@ -652,49 +774,25 @@ impl Parser {
             .collect();
         states.sort_unstable();
         states.dedup_by_key(|(state, _)| *state);
-        let nodes = trie.nodes();
-        let mut inexact: Vec<std::ops::Range<usize>> = Vec::new();
-        // Per depth: the row of the state after that many bytes, and whether no state
-        // before it branches.
-        let mut path: Vec<(&Row, bool)> = Vec::new();
-        for &(start, r) in &states {
-            path.clear();
-            path.push((table.row(g, start), true));
-            let mut i = 0;
-            while i < nodes.len() {
-                let node = nodes[i];
-                let depth = node.depth as usize;
-                path.truncate(depth);
-                let (row, clean) = path[depth - 1];
-                // The scan state's own branches are scan items of the top set, walked
-                // separately; a state reached inside the token branches on its own.
-                let clean = clean && (depth == 1 || !row.branches);
-                let step = row.steps[node.byte as usize];
-                if step == NO_STEP {
-                    if !clean {
-                        inexact.push(node.pos as usize..trie.node_pos_end(i));
-                    }
-                    i = node.end as usize;
-                    continue;
+        let words = fits.len();
+        let mut consumed = vec![0u32; words];
+        let mut inexact = vec![0u32; words];
+        for &(state, r) in &states {
+            let walk = table.walk(g, trie, state);
+            for class in &walk.classes {
+                if class.rest.saturating_add(r) <= limit {
+                    class.tokens.or_into(fits);
                 }
-                let target = step & !MANY_STEPS;
-                let clean = clean && step & MANY_STEPS == 0;
-                if node.has_token() {
-                    let bound = table.rest[target as usize].saturating_add(r);
-                    for pos in trie.tokens_at_node(i) {
-                        let hint = &mut hints[pos];
-                        hint.bound = hint.bound.min(bound);
-                        hint.exact &= clean;
-                    }
+                class.tokens.or_into(&mut consumed);
+                if !class.clean {
+                    class.tokens.or_into(&mut inexact);
                 }
-                path.push((table.row(g, target), clean));
-                i += 1;
             }
+            walk.inexact.or_into(&mut inexact);
         }
-        for range in inexact {
-            for hint in &mut hints[range] {
-                hint.exact = false;
-            }
+        // Consumed somewhere, exact everywhere, and no route fits: the bound exceeds.
+        for (w, exceeds) in exceeds.iter_mut().enumerate().take(words) {
+            *exceeds |= consumed[w] & !inexact[w] & !fits[w];
         }
     }
 

@@ -1,11 +1,12 @@
 //! The completion bounds through the seam, against their contracts, at every step of random
 //! walks over every shipped grammar with a synthetic vocabulary (every byte a token, plus
 //! substrings of sampled sentences): descent, the memo equal to the plain bound, caps at
-//! least the bound after every token, hints at least it and equal to it when exact.
+//! least the bound after every token, the backend's decisions (fits / exceeds a limit) right
+//! for every token the parser accepts.
 
 use std::sync::Arc;
 
-use sieve_backend::{Backend, Hint, Recognizer};
+use sieve_backend::{Backend, Recognizer};
 use sieve_earley::{Config, EarleyGrammar, Parser};
 use sieve_ir::reference::Recognizer as Reference;
 use sieve_vocab::{TokenTrie, Vocabulary};
@@ -81,23 +82,48 @@ fn check_state(
     let memo = Recognizer::completion_memo(&*parser, table);
     let mut caps = vec![0u32; trie.max_token_len() + 1];
     Recognizer::completion_caps(&*parser, table, &mut caps);
-    let mut hints = vec![Hint::UNKNOWN; trie.len()];
-    Recognizer::completion_hints(&*parser, table, &memo, trie, &mut hints);
+    // The backend's decisions at limits around the bound: (limit, fits, exceeds).
+    let words = trie.n_vocab().div_ceil(32);
+    let decisions: Vec<(u32, Vec<u32>, Vec<u32>)> = [bound.saturating_sub(1), bound, bound + 2]
+        .into_iter()
+        .map(|limit| {
+            let (mut fits, mut exceeds) = (vec![0u32; words], vec![0u32; words]);
+            Recognizer::completion_decide(
+                &*parser,
+                table,
+                &memo,
+                trie,
+                limit,
+                &mut fits,
+                &mut exceeds,
+            );
+            (limit, fits, exceeds)
+        })
+        .collect();
+    let bit = |bits: &[u32], id: u32| bits[id as usize / 32] & (1 << (id % 32)) != 0;
     let mut descends = bound == 0;
     let mut accepted = Vec::new();
-    for (i, &hint) in hints.iter().enumerate() {
+    for i in 0..trie.len() {
         let bytes = trie.bytes_at(i);
+        let id = trie.token(i).as_u32();
         let Some(after) = bound_after(parser, table, bytes) else {
             continue;
         };
         accepted.push(i);
         descends |= after < bound;
-        assert!(
-            hint.bound >= after,
-            "{name}: hint {hint:?} under the bound {after} after {bytes:?}"
-        );
-        if hint.exact {
-            assert_eq!(hint.bound, after, "{name}: exact hint after {bytes:?}");
+        for (limit, fits, exceeds) in &decisions {
+            if bit(fits, id) {
+                assert!(
+                    after <= *limit,
+                    "{name}: decided to fit {limit}, {after} after {bytes:?}"
+                );
+            }
+            if bit(exceeds, id) {
+                assert!(
+                    after > *limit,
+                    "{name}: decided to exceed {limit}, {after} after {bytes:?}"
+                );
+            }
         }
         assert!(
             caps[bytes.len()] >= after,

@@ -19,7 +19,7 @@
 //! - The unbudgeted path does none of this work: a matcher without a budget never reaches
 //!   this module.
 
-use sieve_backend::{Hint, LimitError, Recognizer};
+use sieve_backend::{LimitError, Recognizer};
 use sieve_vocab::TokenTrie;
 
 use crate::engine::{EngineCompletion, EngineRecognizer};
@@ -31,8 +31,10 @@ pub(crate) struct Budget {
     pub(crate) max_tokens: u32,
     /// `caps[d]`: a bound on the completion bound after any `d` more bytes.
     caps: Vec<u32>,
-    /// Per trie position, what the backend knows of the bound after the token.
-    hints: Vec<Hint>,
+    /// Tokens the backend decided (bitmasks by id), and the trie positions left to feed.
+    fits: Vec<u32>,
+    exceeds: Vec<u32>,
+    pending: Vec<usize>,
 }
 
 impl Budget {
@@ -40,7 +42,9 @@ impl Budget {
         Budget {
             max_tokens,
             caps: Vec::new(),
-            hints: Vec::new(),
+            fits: Vec::new(),
+            exceeds: Vec::new(),
+            pending: Vec::new(),
         }
     }
 }
@@ -58,18 +62,16 @@ fn clear(mask: &mut [u32], id: usize) {
     mask[id / 32] &= !(1 << (id % 32));
 }
 
-fn is_set(mask: &[u32], id: usize) -> bool {
-    mask[id / 32] & (1 << (id % 32)) != 0
-}
-
 impl Budget {
     /// Clears from `mask` (the grammar's mask of text tokens) every token after which no
-    /// complete output fits in `remaining` tokens. Leaves `parser` as it found it.
+    /// complete output fits in `remaining` tokens; `positions[id]` is token `id`'s position
+    /// in `trie`. Leaves `parser` as it found it.
     pub(crate) fn restrict(
         &mut self,
         parser: &mut EngineRecognizer,
         table: &EngineCompletion,
         trie: &TokenTrie,
+        positions: &[u32],
         remaining: u32,
         mask: &mut [u32],
     ) -> Result<(), LimitError> {
@@ -89,38 +91,37 @@ impl Budget {
         if self.caps[trie.max_token_len()] <= limit {
             return Ok(());
         }
-        // The same per token: nothing more to do unless some allowed token's length leaves
-        // it undecided (the scan stops at the first such token).
-        let caps = &self.caps;
-        let undecided = (0..trie.len())
-            .any(|i| is_set(mask, trie.token(i).index()) && caps[trie.bytes_at(i).len()] > limit);
-        if !undecided {
-            return Ok(());
-        }
-        // The others are fed in trie order, sharing common prefixes as the mask walk does;
-        // the bytes so far stay consumed throughout, so their routes are computed once.
+        // The backend decides what it cheaply can; the caps decide by length; the rest are
+        // fed in trie order, sharing common prefixes as the mask walk does (the bytes so far
+        // stay consumed throughout, so their routes are computed once, in the memo).
         let memo = parser.completion_memo(table);
-        // The backend's hints decide most tokens without feeding them: a hint's bound is at
-        // least the bound after the token, and equals it when exact.
-        self.hints.resize(trie.len(), Hint::UNKNOWN);
-        parser.completion_hints(table, &memo, trie, &mut self.hints);
+        let words = mask.len();
+        self.fits.clear();
+        self.fits.resize(words, 0);
+        self.exceeds.clear();
+        self.exceeds.resize(words, 0);
+        parser.completion_decide(table, &memo, trie, limit, &mut self.fits, &mut self.exceeds);
+        self.pending.clear();
+        for (w, word) in mask.iter_mut().enumerate() {
+            *word &= !self.exceeds[w];
+            let mut open = *word & !self.fits[w];
+            while open != 0 {
+                let id = w * 32 + open.trailing_zeros() as usize;
+                open &= open - 1;
+                let pos = positions[id] as usize;
+                if self.caps[trie.bytes_at(pos).len()] > limit {
+                    self.pending.push(pos);
+                }
+            }
+        }
+        self.pending.sort_unstable();
         let mut depth = 0usize;
         let mut previous: Option<usize> = None;
+        let pending = &self.pending;
         let outcome = (|| {
-            for i in 0..trie.len() {
+            for &i in pending {
                 let id = trie.token(i).index();
-                if !is_set(mask, id) {
-                    continue;
-                }
                 let bytes = trie.bytes_at(i);
-                let hint = self.hints[i];
-                if self.caps[bytes.len()] <= limit || hint.bound <= limit {
-                    continue;
-                }
-                if hint.exact && hint.bound != u32::MAX {
-                    clear(mask, id);
-                    continue;
-                }
                 let common = match previous {
                     Some(p) => common_prefix(trie.bytes_at(p), bytes),
                     None => 0,

@@ -127,19 +127,21 @@ impl Recognizer for EngineRecognizer {
         }
     }
 
-    fn completion_hints(
+    fn completion_decide(
         &self,
         table: &EngineCompletion,
         memo: &EngineCompletionMemo,
         trie: &TokenTrie,
-        hints: &mut [sieve_backend::Hint],
+        limit: u32,
+        fits: &mut [u32],
+        exceeds: &mut [u32],
     ) {
         match (self, table, memo) {
             (
                 EngineRecognizer::Earley(p),
                 EngineCompletion::Earley(t),
                 EngineCompletionMemo::Earley(m),
-            ) => Recognizer::completion_hints(p, t, m, trie, hints),
+            ) => Recognizer::completion_decide(p, t, m, trie, limit, fits, exceeds),
         }
     }
 

@@ -134,6 +134,7 @@ impl Matcher {
                 &mut self.parser,
                 compiled.completion(),
                 compiled.trie(),
+                compiled.trie_positions(),
                 remaining,
                 bitmask,
             );
