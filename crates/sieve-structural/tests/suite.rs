@@ -392,3 +392,134 @@ fn masks_equal_brute_force_on_tool_calls_and_free_text() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// No panics: random documents built from the format vocabulary.
+
+/// A small deterministic generator (SplitMix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn text(&mut self) -> String {
+        const PIECES: [&str; 9] = ["<", ">", "a", "b", "</t>", "<t>", "é", "", "→"];
+        (0..self.below(4))
+            .map(|_| PIECES[self.below(PIECES.len())])
+            .collect()
+    }
+
+    fn texts(&mut self) -> Vec<String> {
+        (0..self.below(3)).map(|_| self.text()).collect()
+    }
+
+    /// A format of at most `depth` levels, sometimes malformed on purpose.
+    fn format(&mut self, depth: usize) -> Value {
+        let leaf = depth == 0;
+        match self.below(if leaf { 5 } else { 14 }) {
+            0 => json!({"type": "const_string", "value": self.text()}),
+            1 => json!({"type": "any_text", "excludes": self.texts()}),
+            2 => {
+                let pattern = ["a+", "[", "(?=x)", "é*b"][self.below(4)];
+                json!({"type": "regex", "pattern": pattern})
+            }
+            3 => {
+                let schema = [
+                    json!(true),
+                    json!({"type": "integer"}),
+                    json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+                    json!({"enum": []}),
+                ][self.below(4)]
+                .clone();
+                json!({"type": "json_schema", "json_schema": schema})
+            }
+            4 => {
+                let ty = ["token", "bogus", "grammar"][self.below(3)];
+                json!({"type": ty, "grammar": "root ::= \"x\""})
+            }
+            5 => {
+                json!({"type": "sequence", "elements": (0..self.below(3)).map(|_| self.format(depth - 1)).collect::<Vec<_>>()})
+            }
+            6 => {
+                json!({"type": "or", "elements": (0..self.below(3)).map(|_| self.format(depth - 1)).collect::<Vec<_>>()})
+            }
+            7 => {
+                json!({"type": "tag", "begin": self.text(), "content": self.format(depth - 1), "end": self.text()})
+            }
+            8 => {
+                let triggers = self.texts();
+                let tags: Vec<Value> = (0..self.below(3))
+                    .map(|_| json!({"begin": self.text(), "content": self.format(depth - 1), "end": self.text()}))
+                    .collect();
+                json!({"type": "triggered_tags", "triggers": triggers, "tags": tags,
+                       "at_least_one": self.below(2) == 0, "stop_after_first": self.below(2) == 0,
+                       "excludes": self.texts()})
+            }
+            9 => {
+                let tags: Vec<Value> = (0..self.below(3))
+                    .map(|_| json!({"begin": self.text(), "content": self.format(depth - 1), "end": self.text()}))
+                    .collect();
+                json!({"type": "tags_with_separator", "tags": tags, "separator": self.text(),
+                       "at_least_one": self.below(2) == 0, "stop_after_first": self.below(2) == 0})
+            }
+            10 => {
+                let rules: Vec<Value> = (0..self.below(3))
+                    .map(|_| json!([self.text(), self.format(depth - 1)]))
+                    .collect();
+                json!({"type": "dispatch", "rules": rules, "loop": self.below(2) == 0, "excludes": self.texts()})
+            }
+            11 => {
+                let ty = ["optional", "star", "plus"][self.below(3)];
+                json!({"type": ty, "content": self.format(depth - 1)})
+            }
+            12 => {
+                let (min, max) = (self.below(4) as i64 - 1, self.below(5) as i64 - 1);
+                json!({"type": "repeat", "min": min, "max": max, "content": self.format(depth - 1)})
+            }
+            _ => json!({"type": "any_text", "max_chars": self.below(4), "excludes": self.texts()}),
+        }
+    }
+}
+
+#[test]
+fn random_documents_compile_or_fail_without_panicking() {
+    let mut rng = Rng(7);
+    let (mut compiled, mut refused) = (0, 0);
+    for _ in 0..3000 {
+        let doc = json!({"type": "structural_tag", "format": rng.format(3)});
+        match compile(&doc, &Options::default()) {
+            Ok(grammar) => {
+                compiled += 1;
+                // The IR is one the rest of the pipeline takes (or refuses with an error).
+                if let Ok(mut matcher) = ByteMatcher::new(&grammar, &CompileOptions::default()) {
+                    for &b in b"a<t>\xc3\xa9</t>" {
+                        if !matcher.push_byte(b).expect("within limits") {
+                            break;
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                refused += 1;
+                assert!(
+                    e.pointer.is_empty() || e.pointer.starts_with("/format"),
+                    "{e}"
+                );
+            }
+        }
+    }
+    assert!(
+        compiled > 300 && refused > 300,
+        "{compiled} compiled, {refused} refused"
+    );
+}
