@@ -87,6 +87,35 @@ impl Utf8State {
     }
 }
 
+/// [`Utf8State::step`] for one ASCII class as a table: `next[state][byte]` is the next
+/// state's `repr`, or [`BREAKS`]. The region walks look a byte up instead of matching on it.
+struct Decoder {
+    next: [[u8; 256]; 8],
+}
+
+/// A byte that breaks the text, in [`Decoder::next`].
+const BREAKS: u8 = u8::MAX;
+
+impl Decoder {
+    fn new(ascii: &[u64; 4]) -> Decoder {
+        let mut next = [[BREAKS; 256]; 8];
+        for state in Utf8State::ALL {
+            for byte in 0..=255u8 {
+                if let Some(after) = state.step(byte, ascii) {
+                    next[state as usize][byte as usize] = after as u8;
+                }
+            }
+        }
+        Decoder { next }
+    }
+
+    /// The state after `byte` from `state` (both as `repr`), or [`BREAKS`].
+    #[inline]
+    fn step(&self, state: u8, byte: u8) -> u8 {
+        self.next[state as usize & 7][byte as usize]
+    }
+}
+
 /// The tokens that spell well-formed UTF-8 text (or a prefix of it) with ASCII characters
 /// from one class, and where the others break it (see the module docs).
 #[derive(Debug)]
@@ -167,24 +196,26 @@ impl TokenTrie {
         let mut exits = Vec::new();
         // decoder[d], chars[d]: the decoder state and the characters started after the first
         // d bytes of the current prefix.
-        let mut decoder = vec![Utf8State::Boundary; self.max_len + 1];
+        let table = Decoder::new(ascii);
+        let mut decoder = vec![Utf8State::Boundary as u8; self.max_len + 1];
         let mut chars = vec![0u8; self.max_len + 1];
         let mut n = 0;
         while n < self.nodes.len() {
             let node = self.nodes[n];
             let depth = node.depth as usize;
             let before = decoder[depth - 1];
-            let Some(after) = before.step(node.byte, ascii) else {
+            let after = table.step(before, node.byte);
+            if after == BREAKS {
                 exits.push(TextExit {
                     node: n as u32,
-                    state: before,
+                    state: Utf8State::ALL[before as usize],
                     chars: chars[depth - 1],
                 });
                 n = node.end as usize;
                 continue;
-            };
+            }
             decoder[depth] = after;
-            let starts = u8::from(before == Utf8State::Boundary);
+            let starts = u8::from(before == Utf8State::Boundary as u8);
             chars[depth] = chars[depth - 1].saturating_add(starts);
             if node.shared {
                 for pos in self.tokens_at_node(n) {
@@ -221,18 +252,20 @@ impl TokenTrie {
         let mut exact = vec![vec![0u32; words + 1]; CHAIN_DEPTH + 1];
         let spare = words * 32 + 31;
         let mut deep = Vec::new();
-        let mut decoder = vec![Utf8State::Boundary; self.max_len + 1];
+        let table = Decoder::new(ascii);
+        let mut decoder = vec![Utf8State::Boundary as u8; self.max_len + 1];
         let mut chars = vec![0usize; self.max_len + 1];
         let mut n = 0;
         while n < self.nodes.len() {
             let node = self.nodes[n];
             let depth = node.depth as usize;
             let before = decoder[depth - 1];
-            let Some(after) = before.step(node.byte, ascii) else {
+            let after = table.step(before, node.byte);
+            if after == BREAKS {
                 n = node.end as usize;
                 continue;
-            };
-            let started = chars[depth - 1] + usize::from(before == Utf8State::Boundary);
+            }
+            let started = chars[depth - 1] + usize::from(before == Utf8State::Boundary as u8);
             if started > CHAIN_DEPTH {
                 deep.push(n as u32);
                 n = node.end as usize;
