@@ -216,6 +216,41 @@ impl Dfa {
             limit,
         };
         let (start, end) = nfa.build(expr, env, &mut Vec::new())?;
+        Dfa::determinize(&nfa, start, end, limit)
+    }
+
+    /// The concatenation of two automata' languages.
+    pub(crate) fn concat(&self, other: &Dfa, limit: usize) -> Result<Dfa, DfaError> {
+        let mut nfa = Nfa {
+            eps: Vec::new(),
+            edges: Vec::new(),
+            limit,
+        };
+        let start = nfa.state()?;
+        let middle = nfa.state()?;
+        let end = nfa.state()?;
+        nfa.embed(self, start, middle)?;
+        nfa.embed(other, middle, end)?;
+        Dfa::determinize(&nfa, start, end, limit)
+    }
+
+    /// The union of several automata's languages.
+    pub(crate) fn union(parts: &[Dfa], limit: usize) -> Result<Dfa, DfaError> {
+        let mut nfa = Nfa {
+            eps: Vec::new(),
+            edges: Vec::new(),
+            limit,
+        };
+        let start = nfa.state()?;
+        let end = nfa.state()?;
+        for part in parts {
+            nfa.embed(part, start, end)?;
+        }
+        Dfa::determinize(&nfa, start, end, limit)
+    }
+
+    /// Subset construction from `start`, accepting where `end` is reached.
+    fn determinize(nfa: &Nfa, start: u32, end: u32, limit: usize) -> Result<Dfa, DfaError> {
         let mut first = vec![start];
         nfa.closure(&mut first);
         let mut ids: HashMap<Vec<u32>, u32> = HashMap::default();

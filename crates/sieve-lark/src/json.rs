@@ -10,10 +10,13 @@
 //! | `json_allow_general_unicode_escapes` | accepted; sieve's strings already allow every `\uXXXX` escape |
 //! | `whitespace_pattern`, `coerce_one_of: true` | refused with a located error |
 //!
+//! Whitespace is allowed between the JSON tokens only, not before or after the value (as in
+//! llguidance, whose JSON whitespace is the `%ignore` of the JSON lexemes).
+//!
 //! Invariant: every error points at the `%json` object.
 
 use sieve_diagnostics::Span;
-use sieve_ir::Grammar;
+use sieve_ir::{Expr, ExprKind, Grammar};
 use sieve_jsonschema::{Escapes, Whitespace};
 
 use crate::error::{Error, ErrorKind};
@@ -50,7 +53,34 @@ pub(crate) fn compile(
             e.message
         ))
     })?;
-    Ok(compiled.grammar)
+    Ok(without_outer_whitespace(compiled.grammar))
+}
+
+/// llguidance allows JSON whitespace only *between* the tokens of the JSON text (its
+/// `%ignore` rule); sieve's flexible layout also allows it around the value. When the root is
+/// `ws value ws` with the same whitespace repetition on both sides, the root becomes `value`.
+fn without_outer_whitespace(grammar: Grammar) -> Grammar {
+    let root = grammar.rule(grammar.root()).body();
+    let ExprKind::Seq(items) = root.kind() else {
+        return grammar;
+    };
+    let [first, middle, last] = items.as_slice() else {
+        return grammar;
+    };
+    let is_whitespace = |e: &Expr| match e.kind() {
+        ExprKind::Repeat { item, min: 0, .. } => {
+            matches!(item.kind(), ExprKind::Class(c) if c.iter().eq([b'\t', b'\n', b'\r', b' ']))
+        }
+        _ => false,
+    };
+    if first != last || !is_whitespace(first) {
+        return grammar;
+    }
+    let middle = middle.clone();
+    let root_id = grammar.root();
+    let (mut rules, root) = grammar.into_rewrite();
+    rules[root_id.index()].1 = middle;
+    Grammar::from_rewrite(rules, root).expect("the same rules with a smaller root body")
 }
 
 fn apply(

@@ -10,8 +10,8 @@
 //! text → `lexer` (tokens; `%json {…}` taken whole) → `parse` (recursive descent, spans on
 //! every node, nesting bounded) → [`ast::File`] → `lower` (names resolved, `%import common.…`
 //! against the shipped `common.lark`, `%ignore` threaded between lexemes, regexes through
-//! sieve-regex, `%json` through sieve-jsonschema, `&`/`~`/lazy through byte automata in
-//! `dfa`) → [`Grammar`].
+//! sieve-regex, `%json` through sieve-jsonschema, `&`/`~`/lazy/look-around through byte
+//! automata in `dfa` and `lookaround`) → [`Grammar`].
 //!
 //! # Supported
 //!
@@ -21,13 +21,14 @@
 //! terminal priorities `.N` (accepted: they choose among parses, never change the language);
 //! `%import common.NAME [-> ALIAS]` and `%import common (A, B)`; `%ignore`; `%json {…}` with
 //! `x-guidance` options; `%regex {"substring_…": …}`; rule attributes `lazy`, `suffix=`,
-//! `capture`, `temperature=`; the terminal operators `&` and `~`.
+//! `capture`, `temperature=`; the terminal operators `&` and `~`; look-around at the top level
+//! of a regex's alternatives (`/a(?!b)\w*/`, beyond llguidance), exact by automaton products.
 //!
 //! # Refused, with a located error
 //!
 //! Special tokens (`<|eot_id|>`, `<[128009]>`), templates, imports other than `common`,
-//! `%declare`/`%override`, `stop=` and `max_tokens=` attributes, look-around and
-//! back-references in regexes, terminals that refer to themselves or to rules.
+//! `%declare`/`%override`, `stop=` and `max_tokens=` attributes, look-around nested in a
+//! regex's groups, back-references, terminals that refer to themselves or to rules.
 //!
 //! # Example
 //!
@@ -49,6 +50,7 @@ mod dfa;
 mod error;
 mod json;
 mod lexer;
+mod lookaround;
 mod lower;
 mod parse;
 

@@ -923,25 +923,160 @@ impl<'a> Lowerer<'a> {
         } else {
             format!("(?{inline})")
         };
-        let full = format!("{prefix}{pattern}");
+        let located = |l: &Self, offset: usize, len: usize| match pattern_start {
+            Some(start) if l.at.is_none() => Span::new(start + offset, start + offset + len),
+            _ => span,
+        };
+        let has_lookaround = |p: &str| ["(?=", "(?!", "(?<=", "(?<!"].iter().any(|o| p.contains(o));
+        if has_lookaround(pattern) {
+            let alternatives = crate::lookaround::alternatives(pattern);
+            let mut dfas = Vec::with_capacity(alternatives.len());
+            for (offset, alternative) in &alternatives {
+                let dfa = match crate::lookaround::split(alternative) {
+                    Ok(Some(split)) => {
+                        self.lookaround(&split, *offset, &prefix, span, pattern_start)?
+                    }
+                    // No top-level look-around here (a nested one is refused by the regex
+                    // front-end, with its location).
+                    Ok(None) => self.piece_dfa(
+                        &(*offset, alternative.clone()),
+                        &prefix,
+                        span,
+                        pattern_start,
+                    )?,
+                    Err(crate::lookaround::SplitError::Mixed(at)) => {
+                        return Err(self.located(
+                            ErrorKind::Unsupported,
+                            located(self, offset + at, 3),
+                            "look-ahead and look-behind in one alternative are not supported: use `&` between two terminals",
+                        ))
+                    }
+                };
+                dfas.push(dfa);
+            }
+            let limit = self.options.limits.max_automaton_states;
+            let dfa = Dfa::union(&dfas, limit)
+                .map_err(|e| self.dfa_error(e, span))?
+                .minimize();
+            return self.emit(dfa, "lookaround", span);
+        }
+        let grammar = self.regex_grammar(pattern, 0, &prefix, span, pattern_start)?;
+        self.import(&grammar, "regex", span)
+    }
+
+    /// Compiles `piece` (at `offset` in the pattern) through sieve's regex front-end, with
+    /// the flags `prefix`; errors point into the pattern when its position is known.
+    fn regex_grammar(
+        &self,
+        piece: &str,
+        offset: usize,
+        prefix: &str,
+        span: Span,
+        pattern_start: Option<usize>,
+    ) -> Result<Grammar, Error> {
+        let full = format!("{prefix}{piece}");
         let options = sieve_regex::Options {
             rule_name: "regex".to_owned(),
             ..sieve_regex::Options::default()
         };
-        let grammar = sieve_regex::compile(&full, &options).map_err(|err| {
+        sieve_regex::compile(&full, &options).map_err(|err| {
             use sieve_diagnostics::Located;
             let inner = err.span();
             let located = match pattern_start {
-                Some(start) if self.at.is_none() && inner.start >= prefix.len() => Span::new(
-                    start + inner.start - prefix.len(),
-                    (start + inner.end.saturating_sub(prefix.len()))
-                        .max(start + inner.start - prefix.len()),
-                ),
+                Some(start) if self.at.is_none() && inner.start >= prefix.len() => {
+                    let from = start + offset + inner.start - prefix.len();
+                    let to = (start + offset + inner.end.saturating_sub(prefix.len())).max(from);
+                    Span::new(from, to)
+                }
                 _ => span,
             };
             self.located(ErrorKind::Regex, located, format!("in this regex: {err}"))
-        })?;
-        self.import(&grammar, "regex", span)
+        })
+    }
+
+    /// The automaton of a regex piece (an empty piece is the empty string).
+    fn piece_dfa(
+        &self,
+        piece: &(usize, String),
+        prefix: &str,
+        span: Span,
+        pattern_start: Option<usize>,
+    ) -> Result<Dfa, Error> {
+        let limit = self.options.limits.max_automaton_states;
+        let built = HashMap::default();
+        if piece.1.is_empty() {
+            let b = GrammarBuilder::new();
+            let env = Env {
+                builder: &b,
+                built: &built,
+            };
+            return Dfa::from_expr(&Expr::empty(), &env, limit)
+                .map_err(|e| self.dfa_error(e, span));
+        }
+        let grammar = self.regex_grammar(&piece.1, piece.0, prefix, span, pattern_start)?;
+        let builder = grammar.to_builder();
+        let env = Env {
+            builder: &builder,
+            built: &built,
+        };
+        Dfa::from_expr(grammar.rule(grammar.root()).body(), &env, limit)
+            .map(|d| d.minimize())
+            .map_err(|e| self.dfa_error(e, span))
+    }
+
+    /// A regex with top-level look-arounds (see `lookaround.rs`), as automata.
+    fn lookaround(
+        &mut self,
+        split: &crate::lookaround::Split,
+        offset: usize,
+        prefix: &str,
+        span: Span,
+        pattern_start: Option<usize>,
+    ) -> Result<Dfa, Error> {
+        let pattern_start = pattern_start.map(|p| p + offset);
+        let limit = self.options.limits.max_automaton_states;
+        let err = |l: &Self, e: DfaError| l.dfa_error(e, span);
+        let everything = Dfa::everything();
+        let constraint = |l: &Self, look: &crate::lookaround::LookAround| -> Result<Dfa, Error> {
+            let body = l.piece_dfa(&look.body, prefix, span, pattern_start)?;
+            let d = if look.behind {
+                everything.concat(&body, limit)
+            } else {
+                body.concat(&everything, limit)
+            }
+            .map_err(|e| err(l, e))?
+            .minimize();
+            Ok(if look.negative { d.complement() } else { d })
+        };
+        let n = split.looks.len();
+        let dfa = if split.looks[0].behind {
+            // Left to right: the text so far must end as each look-behind says.
+            let mut acc = self.piece_dfa(&split.pieces[0], prefix, span, pattern_start)?;
+            for i in 0..n {
+                let c = constraint(self, &split.looks[i])?;
+                let next = self.piece_dfa(&split.pieces[i + 1], prefix, span, pattern_start)?;
+                acc = acc
+                    .intersect(&c, limit)
+                    .and_then(|a| a.minimize().concat(&next, limit))
+                    .map_err(|e| err(self, e))?
+                    .minimize();
+            }
+            acc
+        } else {
+            // Right to left: the rest of the text must start as each look-ahead says.
+            let mut acc = self.piece_dfa(&split.pieces[n], prefix, span, pattern_start)?;
+            for i in (0..n).rev() {
+                let c = constraint(self, &split.looks[i])?;
+                let before = self.piece_dfa(&split.pieces[i], prefix, span, pattern_start)?;
+                acc = acc
+                    .intersect(&c, limit)
+                    .and_then(|a| before.concat(&a.minimize(), limit))
+                    .map_err(|e| err(self, e))?
+                    .minimize();
+            }
+            acc
+        };
+        Ok(dfa)
     }
 
     /// Copies `grammar`'s rules in under fresh names; a grammar of one rule is inlined.

@@ -139,7 +139,12 @@ fn errors_are_located() {
             "start: A\nA: \"(\" A? \")\"",
             ErrorKind::Name,
         ),
-        ("lookahead", "start: /a(?=b)/", ErrorKind::Regex),
+        ("nested_lookahead", "start: /(a(?=b))b/", ErrorKind::Regex),
+        (
+            "mixed_lookaround",
+            "start: /(?=a)a(?<=a)/",
+            ErrorKind::Unsupported,
+        ),
         (
             "regex_error_position",
             "start: \"x\" /ab[/",
@@ -270,6 +275,57 @@ fn arbitrary_text_never_panics() {
         state = state.wrapping_mul(0x9e37_79b9_7f4a_7c15).wrapping_add(1);
         // Either result is fine; a panic fails the test.
         let _ = compile(&text, &Options::default());
+    }
+}
+
+/// All strings over `alphabet` up to `len` bytes.
+fn all_strings(alphabet: &[u8], len: usize) -> Vec<Vec<u8>> {
+    let mut out = vec![Vec::new()];
+    let mut layer = vec![Vec::new()];
+    for _ in 0..len {
+        let mut next = Vec::new();
+        for s in &layer {
+            for &b in alphabet {
+                let mut t: Vec<u8> = s.clone();
+                t.push(b);
+                next.push(t);
+            }
+        }
+        out.extend(next.iter().cloned());
+        layer = next;
+    }
+    out
+}
+
+#[test]
+fn lookaround_equals_its_definition() {
+    type Definition = fn(&[u8]) -> bool;
+    let cases: &[(&str, Definition)] = &[
+        (r"/a(?!b)[abc]*/", |s| {
+            s.first() == Some(&b'a') && s.get(1) != Some(&b'b')
+        }),
+        (r"/[abc]*(?<=b)c/", |s| s.ends_with(b"bc")),
+        (r"/(?=[abc]*c)[ab]*c|b/", |s| {
+            s == b"b" || (s.ends_with(b"c") && s[..s.len() - 1].iter().all(|b| *b != b'c'))
+        }),
+        (r"/[abc]*(?<!a)/", |s| !s.ends_with(b"a")),
+        (r"/(?![abc]*aa)[abc]*/", |s| {
+            !s.windows(2).any(|w| w == b"aa")
+        }),
+        (r"/a(?=b)[abc](?!c)[abc]*/", |s| {
+            s.starts_with(b"ab") && s.get(2) != Some(&b'c')
+        }),
+    ];
+    for (pattern, definition) in cases {
+        let grammar = compile_text(&format!("start: {pattern}"));
+        for text in all_strings(b"abc", 5) {
+            assert_eq!(
+                accepts(&grammar, &text),
+                definition(&text),
+                "{pattern} on {:?}",
+                String::from_utf8_lossy(&text)
+            );
+        }
     }
 }
 
