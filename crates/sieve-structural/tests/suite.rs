@@ -523,3 +523,38 @@ fn random_documents_compile_or_fail_without_panicking() {
         "{compiled} compiled, {refused} refused"
     );
 }
+
+/// The shared corpus folder: `$SIEVE_SHARED`, else `../shared` beside the repository.
+fn shared_dir() -> std::path::PathBuf {
+    std::env::var_os("SIEVE_SHARED").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+        std::path::PathBuf::from,
+    )
+}
+
+#[test]
+#[ignore = "needs ../shared (tokenizers, bench workloads) or $SIEVE_SHARED; 200k oracle checks a step"]
+fn masks_equal_brute_force_on_the_harness_tool_calls_with_o200k_base() {
+    let shared = shared_dir();
+    let manifest = shared.join("tokenizers/manifest.json");
+    let vocab = Arc::new(
+        sieve_vocab::manifest::load_named(&manifest, "o200k_base")
+            .unwrap_or_else(|e| panic!("{}: {e}", manifest.display())),
+    );
+    let workload = shared.join("bench/workloads/tool_call_qwen_structtag");
+    let text = std::fs::read_to_string(workload.join("structural_tag.json")).expect("workload");
+    let grammar = sieve_structural::compile_str(&text, &Options::default()).expect("compiles");
+    let tokenizer = Arc::new(Tokenizer::new(vocab));
+    let compiled = Arc::new(
+        CompiledGrammar::new(&grammar, tokenizer, &CompileOptions::default()).expect("compiles"),
+    );
+    let samples = std::fs::read_to_string(workload.join("samples.jsonl")).expect("samples");
+    for line in samples.lines() {
+        let sample: Value = serde_json::from_str(line).expect("JSON line");
+        walk(
+            &compiled,
+            sample["text"].as_str().expect("text"),
+            "o200k_base",
+        );
+    }
+}
