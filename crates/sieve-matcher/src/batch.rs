@@ -5,7 +5,9 @@
 //! # Invariants
 //!
 //! - Matcher `i` fills row `i`: words `i * words_per_row .. (i + 1) * words_per_row` of the
-//!   buffer. Words past the last row are never touched.
+//!   buffer. Words past the last row are never touched. With [`fill_next_token_bitmasks_at`]
+//!   matcher `i` fills row `rows[i]` instead (XGrammar's `indices`), the rows distinct, and
+//!   no other row is touched.
 //! - Each row holds exactly what [`Matcher::fill_next_token_bitmask`] would write into it:
 //!   the batch changes where the work runs, never its result. The padding words of a row
 //!   (past [`CompiledGrammar::bitmask_words`](crate::CompiledGrammar::bitmask_words), when
@@ -75,6 +77,30 @@ pub enum BatchError {
         /// Words needed: `ceil(n_vocab / 32)`.
         needed: usize,
     },
+    /// [`fill_next_token_bitmasks_at`] was given a different number of rows than matchers.
+    #[error("{matchers} matchers but {rows} rows: each matcher needs its row")]
+    RowCount {
+        /// The number of matchers.
+        matchers: usize,
+        /// The number of rows given.
+        rows: usize,
+    },
+    /// [`fill_next_token_bitmasks_at`] was given a row twice.
+    #[error("row {row} is given to two matchers")]
+    RowRepeated {
+        /// The row.
+        row: usize,
+    },
+    /// [`fill_next_token_bitmasks_at`] was given a row past the end of the buffer.
+    #[error("row {row} is past the bitmask's {rows} rows of {words_per_row} words")]
+    RowOutOfRange {
+        /// The row.
+        row: usize,
+        /// The rows the buffer holds.
+        rows: usize,
+        /// The row length given.
+        words_per_row: usize,
+    },
     /// The buffer is shorter than one row per matcher.
     #[error("bitmask has {given} words, {rows} rows of {words_per_row} words need {needed}")]
     BitmaskTooSmall {
@@ -136,30 +162,113 @@ pub fn fill_next_token_bitmasks<M>(
 where
     M: BorrowMut<Matcher> + Send,
 {
-    check(matchers, bitmask.len(), words_per_row)?;
+    check_matchers(matchers, words_per_row)?;
+    let needed = matchers.len().saturating_mul(words_per_row);
+    if bitmask.len() < needed {
+        return Err(BatchError::BitmaskTooSmall {
+            given: bitmask.len(),
+            needed,
+            rows: matchers.len(),
+            words_per_row,
+        });
+    }
     if matchers.is_empty() {
         return Ok(Vec::new());
     }
-    let rows = &mut bitmask[..matchers.len() * words_per_row];
+    let rows = bitmask[..needed].chunks_exact_mut(words_per_row).collect();
+    Ok(fill_rows(matchers, rows))
+}
+
+/// [`fill_next_token_bitmasks`] with matcher `i` filling row `rows[i]` of `bitmask`
+/// (XGrammar's `indices`): the rows must be distinct and inside the buffer, and no other row
+/// is touched, so a server can fill the rows of the sequences that use a grammar and leave
+/// the others' as they are.
+///
+/// # Errors
+/// As [`fill_next_token_bitmasks`], and the batch is refused with nothing written when
+/// `rows` does not have one row per matcher, repeats a row, or names a row past the buffer.
+///
+/// ```
+/// use std::sync::Arc;
+/// use sieve_matcher::{fill_next_token_bitmasks_at, CompiledGrammar, Matcher, Options, Tokenizer};
+///
+/// let vocab = Arc::new(sieve_vocab::Vocabulary::embedded_default().clone());
+/// let tokenizer = Arc::new(Tokenizer::new(vocab));
+/// let grammar = sieve_gbnf::compile(r#"root ::= "yes" | "no""#, &Default::default()).unwrap();
+/// let compiled = Arc::new(CompiledGrammar::new(&grammar, tokenizer, &Options::default()).unwrap());
+/// let mut matchers = vec![Matcher::new(compiled.clone()), Matcher::new(compiled.clone())];
+/// let words = compiled.bitmask_words();
+/// let mut bitmask = vec![u32::MAX; 4 * words];
+/// fill_next_token_bitmasks_at(&mut matchers, &[3, 1], &mut bitmask, words).unwrap();
+/// assert_eq!(bitmask[words..2 * words], bitmask[3 * words..]);
+/// assert!(bitmask[..words].iter().all(|&w| w == u32::MAX), "row 0 untouched");
+/// ```
+pub fn fill_next_token_bitmasks_at<M>(
+    matchers: &mut [M],
+    rows: &[usize],
+    bitmask: &mut [u32],
+    words_per_row: usize,
+) -> Result<Vec<Result<(), MatcherError>>, BatchError>
+where
+    M: BorrowMut<Matcher> + Send,
+{
+    if rows.len() != matchers.len() {
+        return Err(BatchError::RowCount {
+            matchers: matchers.len(),
+            rows: rows.len(),
+        });
+    }
+    check_matchers(matchers, words_per_row)?;
+    if matchers.is_empty() {
+        return Ok(Vec::new());
+    }
+    let available = bitmask.len() / words_per_row;
+    let mut slots: Vec<Option<&mut [u32]>> =
+        bitmask.chunks_exact_mut(words_per_row).map(Some).collect();
+    let mut taken = vec![false; available];
+    for &row in rows {
+        if row >= available {
+            return Err(BatchError::RowOutOfRange {
+                row,
+                rows: available,
+                words_per_row,
+            });
+        }
+        if std::mem::replace(&mut taken[row], true) {
+            return Err(BatchError::RowRepeated { row });
+        }
+    }
+    let targets = rows
+        .iter()
+        .map(|&row| slots[row].take().expect("rows are distinct and in range"))
+        .collect();
+    Ok(fill_rows(matchers, targets))
+}
+
+/// Fills `rows[i]` from `matchers[i]`, in the caller's thread or on rayon's (see
+/// [`PARALLEL_MIN_BATCH`]).
+fn fill_rows<M>(matchers: &mut [M], rows: Vec<&mut [u32]>) -> Vec<Result<(), MatcherError>>
+where
+    M: BorrowMut<Matcher> + Send,
+{
     if matchers.len() < PARALLEL_MIN_BATCH || rayon::current_num_threads() < 2 {
-        Ok(matchers
+        matchers
             .iter_mut()
-            .zip(rows.chunks_exact_mut(words_per_row))
+            .zip(rows)
             .map(|(matcher, row)| fill_row(matcher.borrow_mut(), row))
-            .collect())
+            .collect()
     } else {
-        Ok(matchers
+        matchers
             .par_iter_mut()
-            .zip(rows.par_chunks_exact_mut(words_per_row))
+            .zip(rows)
             .map(|(matcher, row)| fill_row(matcher.borrow_mut(), row))
-            .collect())
+            .collect()
     }
 }
 
-/// Refuses a batch whose rows cannot all be written.
-fn check<M: BorrowMut<Matcher>>(
+/// Refuses a batch whose matchers cannot share rows of `words_per_row` words.
+fn check_matchers<M: BorrowMut<Matcher>>(
     matchers: &[M],
-    given: usize,
     words_per_row: usize,
 ) -> Result<(), BatchError> {
     let Some(first) = matchers.first() else {
@@ -181,15 +290,6 @@ fn check<M: BorrowMut<Matcher>>(
         return Err(BatchError::RowTooShort {
             words_per_row,
             needed,
-        });
-    }
-    let needed = matchers.len().saturating_mul(words_per_row);
-    if given < needed {
-        return Err(BatchError::BitmaskTooSmall {
-            given,
-            needed,
-            rows: matchers.len(),
-            words_per_row,
         });
     }
     Ok(())

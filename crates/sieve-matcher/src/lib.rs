@@ -45,7 +45,9 @@ mod error;
 mod matcher;
 pub mod pipeline;
 
-pub use batch::{fill_next_token_bitmasks, BatchError, PARALLEL_MIN_BATCH};
+pub use batch::{
+    fill_next_token_bitmasks, fill_next_token_bitmasks_at, BatchError, PARALLEL_MIN_BATCH,
+};
 pub use byte_matcher::ByteMatcher;
 pub use compiled::{
     AheadOfTime, CompileError, CompiledGrammar, Options, Tokenizer, DEFAULT_AUTOMATA_BYTES,

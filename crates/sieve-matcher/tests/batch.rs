@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use sieve_matcher::{
-    fill_next_token_bitmasks, BatchError, CompiledGrammar, Matcher, MatcherError, Options,
-    Tokenizer, PARALLEL_MIN_BATCH,
+    fill_next_token_bitmasks, fill_next_token_bitmasks_at, BatchError, CompiledGrammar, Matcher,
+    MatcherError, Options, Tokenizer, PARALLEL_MIN_BATCH,
 };
 use sieve_vocab::Vocabulary;
 
@@ -316,4 +316,71 @@ fn empty_batch_writes_nothing() {
     let results = fill_next_token_bitmasks(&mut matchers, &mut bitmask, 0).expect("valid");
     assert!(results.is_empty());
     assert!(bitmask.iter().all(|&w| w == SENTINEL));
+}
+
+/// With rows given (XGrammar's `indices`), matcher `i` fills row `rows[i]` with its own mask,
+/// on one thread and on several, and every other row keeps what it held.
+#[test]
+fn batch_at_rows_fills_those_rows_only() {
+    let tokenizer = gpt2();
+    let mut matchers = mixed_matchers(&tokenizer);
+    let words = matchers[0].compiled().bitmask_words();
+    let expected = one_at_a_time(&mut matchers, words);
+    let n = matchers.len();
+    // Rows in a scattered order across a buffer twice as tall, half of it left alone.
+    let rows: Vec<usize> = (0..n).map(|i| (i * 5 + 3) % (2 * n)).collect();
+    let mut distinct = rows.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), n, "the test's rows are distinct");
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .expect("a pool");
+    for threads in [false, true] {
+        let mut bitmask = vec![SENTINEL; 2 * n * words];
+        let mut run = || fill_next_token_bitmasks_at(&mut matchers, &rows, &mut bitmask, words);
+        let results = if threads { pool.install(run) } else { run() }.expect("a valid batch");
+        assert!(results.iter().all(Result::is_ok), "{results:?}");
+        for (row, chunk) in bitmask.chunks_exact(words).enumerate() {
+            match rows.iter().position(|&r| r == row) {
+                Some(i) => assert_eq!(chunk, &expected[i * words..(i + 1) * words], "row {row}"),
+                None => assert!(chunk.iter().all(|&w| w == SENTINEL), "row {row} touched"),
+            }
+        }
+    }
+}
+
+#[test]
+fn batch_at_rows_refuses_bad_rows_untouched() {
+    let tokenizer = gpt2();
+    let compiled = compile(YES_NO, &tokenizer);
+    let words = compiled.bitmask_words();
+    let mut matchers = vec![Matcher::new(compiled.clone()), Matcher::new(compiled)];
+    let mut bitmask = vec![SENTINEL; 3 * words];
+    let cases: [(&[usize], BatchError); 3] = [
+        (
+            &[0],
+            BatchError::RowCount {
+                matchers: 2,
+                rows: 1,
+            },
+        ),
+        (&[2, 2], BatchError::RowRepeated { row: 2 }),
+        (
+            &[0, 3],
+            BatchError::RowOutOfRange {
+                row: 3,
+                rows: 3,
+                words_per_row: words,
+            },
+        ),
+    ];
+    for (rows, error) in cases {
+        assert_eq!(
+            fill_next_token_bitmasks_at(&mut matchers, rows, &mut bitmask, words),
+            Err(error)
+        );
+        assert!(bitmask.iter().all(|&w| w == SENTINEL), "{rows:?} wrote");
+    }
 }
