@@ -87,7 +87,7 @@ pub const MAX_WALK_BYTES: usize = 64 << 20;
 /// The shortest completions of one grammar counted in tokens of one vocabulary (see the
 /// module docs). Built by `Backend::completion_table`; read by a [`Parser`]'s
 /// `Recognizer::completion_bound` and `Recognizer::completion_caps`.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct CompletionTable {
     /// Per global state: the fewest unit steps that finish its rule (for a counted state,
     /// from count 0).
@@ -105,7 +105,7 @@ pub struct CompletionTable {
     /// Per state, its [`StateWalk`] once some budget filter needed it, while
     /// [`MAX_WALK_BYTES`] last; past that, walks are made afresh each time.
     walks: Vec<std::sync::OnceLock<std::sync::Arc<StateWalk>>>,
-    walk_bytes: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    walk_bytes: std::sync::atomic::AtomicUsize,
 }
 
 /// One argument list of Knuth's superior functions: `head = weight + Σ tails · times`.
@@ -158,7 +158,7 @@ impl CompletionTable {
             walks: (0..g.states.len())
                 .map(|_| std::sync::OnceLock::new())
                 .collect(),
-            walk_bytes: std::sync::Arc::default(),
+            walk_bytes: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
