@@ -390,3 +390,23 @@ fn creation_fails_below_the_minimum_and_over_budget_tokens_are_refused() {
     m.accept_token(finish[0]).expect("within the budget");
     assert_eq!(m.remaining_tokens(), Some(1));
 }
+
+#[test]
+fn bytes_spend_no_token_but_must_leave_room_for_a_completion() {
+    let (_, grammar, tokens) = CASES[0];
+    let compiled = compile(grammar, tokens);
+    assert_eq!(Matcher::new(compiled.clone()).remaining_tokens(), None);
+    // The empty output's bound is 1 ("x"). After "(", "x)" fits; after "((((", the bound
+    // counts "x" and four ")" (tokens crossing nesting levels are not counted): 5 + EOS > 4.
+    let mut m = Matcher::with_budget(compiled.clone(), 4).expect("feasible");
+    m.accept_bytes(b"(").expect("\"(x)\" and EOS still fit");
+    assert_eq!(m.remaining_tokens(), Some(4));
+    let err = m
+        .accept_bytes(b"(((")
+        .expect_err("five tokens and EOS do not fit");
+    assert!(matches!(err, MatcherError::OverBudget { .. }), "{err}");
+    assert_eq!(m.steps(), 1);
+    m.rollback(1).expect("one step");
+    assert_eq!(m.remaining_tokens(), Some(4));
+    assert_eq!(m.completion_bound(), Some(1));
+}
