@@ -1,5 +1,8 @@
 //! The parsed Lark file: items in source order, every node with its span.
 //!
+//! `Display` prints an AST back as Lark text that parses to the same AST, spans aside
+//! (tested on every fixture grammar).
+//!
 //! Names keep their spelling (`_NL`, `value`); whether a name is a terminal is decided by its
 //! case (upper-case after an optional `_` is a terminal, as in Lark). Tree-shaping marks
 //! (`?rule`, `!rule`, `-> alias`) are kept only as far as errors need them: they never change
@@ -156,4 +159,147 @@ pub enum ExprKind {
     StructuredRegex(String),
     /// A special token `<…>` as written.
     SpecialToken(String),
+}
+
+/// Prints a file back as Lark text that parses to the same items (tree-shaping marks and
+/// template arguments, which the AST does not keep, are left out).
+impl std::fmt::Display for File {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for item in &self.items {
+            match item {
+                Item::Def(def) => writeln!(f, "{def}")?,
+                Item::Ignore(expr) => writeln!(f, "%ignore {expr}")?,
+                Item::Import(import) => {
+                    let module = import.module.join(".");
+                    if let [(name, alias)] = import.names.as_slice() {
+                        write!(f, "%import {module}.{}", name.text)?;
+                        if alias.text != name.text {
+                            write!(f, " -> {}", alias.text)?;
+                        }
+                        writeln!(f)?;
+                    } else {
+                        let names: Vec<&str> =
+                            import.names.iter().map(|(n, _)| n.text.as_str()).collect();
+                        writeln!(f, "%import {module} ({})", names.join(", "))?;
+                    }
+                }
+                Item::Options { json, .. } => writeln!(f, "%llguidance {json}")?,
+                Item::Unsupported { directive, .. } => writeln!(f, "{directive}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for Def {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.name.text)?;
+        if !self.params.is_empty() {
+            let params: Vec<&str> = self.params.iter().map(|p| p.text.as_str()).collect();
+            write!(f, "{{{}}}", params.join(", "))?;
+        }
+        if let Some((priority, _)) = self.priority {
+            write!(f, ".{priority}")?;
+        }
+        if !self.attrs.is_empty() {
+            let attrs: Vec<String> = self
+                .attrs
+                .iter()
+                .map(|a| match &a.value {
+                    Some(v) => format!("{}={v}", a.name.text),
+                    None => a.name.text.clone(),
+                })
+                .collect();
+            write!(f, "[{}]", attrs.join(", "))?;
+        }
+        write!(f, ": {}", self.body)
+    }
+}
+
+/// How tightly an expression binds, to decide where parentheses go.
+fn level(kind: &ExprKind) -> u8 {
+    match kind {
+        ExprKind::Choice(_) => 0,
+        ExprKind::And(_) => 1,
+        ExprKind::Seq(items) if items.len() != 1 => 2,
+        ExprKind::Repeat { .. } | ExprKind::Not(_) => 3,
+        _ => 4,
+    }
+}
+
+fn write_at(f: &mut std::fmt::Formatter<'_>, e: &Expr, min: u8) -> std::fmt::Result {
+    if level(&e.kind) < min {
+        write!(f, "({e})")
+    } else {
+        write!(f, "{e}")
+    }
+}
+
+fn write_string(f: &mut std::fmt::Formatter<'_>, s: &str) -> std::fmt::Result {
+    f.write_str("\"")?;
+    for c in s.chars() {
+        match c {
+            '"' => f.write_str("\\\"")?,
+            '\\' => f.write_str("\\\\")?,
+            '\n' => f.write_str("\\n")?,
+            '\r' => f.write_str("\\r")?,
+            '\t' => f.write_str("\\t")?,
+            c if (c as u32) < 0x20 || c == '\u{7f}' => write!(f, "\\x{:02x}", c as u32)?,
+            c => write!(f, "{c}")?,
+        }
+    }
+    f.write_str("\"")
+}
+
+impl std::fmt::Display for Expr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let join = |f: &mut std::fmt::Formatter<'_>, xs: &[Expr], sep: &str, min: u8| {
+            for (i, x) in xs.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(sep)?;
+                }
+                write_at(f, x, min)?;
+            }
+            Ok(())
+        };
+        match &self.kind {
+            ExprKind::Choice(xs) => join(f, xs, " | ", 1),
+            ExprKind::And(xs) => join(f, xs, " & ", 2),
+            ExprKind::Seq(xs) if xs.is_empty() => f.write_str("\"\""),
+            ExprKind::Seq(xs) => join(f, xs, " ", 3),
+            ExprKind::Not(x) => {
+                f.write_str("~")?;
+                write_at(f, x, 4)
+            }
+            ExprKind::Repeat { item, min, max } => {
+                write_at(f, item, 4)?;
+                match (min, max) {
+                    (0, Some(1)) => f.write_str("?"),
+                    (0, None) => f.write_str("*"),
+                    (1, None) => f.write_str("+"),
+                    (m, None) => write!(f, "{{{m},}}"),
+                    (m, Some(n)) if m == n => write!(f, "{{{m}}}"),
+                    (m, Some(n)) => write!(f, "{{{m},{n}}}"),
+                }
+            }
+            ExprKind::Name(n) => f.write_str(n),
+            ExprKind::Template(n) => write!(f, "{n}{{}}"),
+            ExprKind::Literal { value, insensitive } => {
+                write_string(f, value)?;
+                if *insensitive {
+                    f.write_str("i")?;
+                }
+                Ok(())
+            }
+            ExprKind::Regex { pattern, flags, .. } => write!(f, "/{pattern}/{flags}"),
+            ExprKind::Range(a, b) => {
+                write_string(f, &a.to_string())?;
+                f.write_str("..")?;
+                write_string(f, &b.to_string())
+            }
+            ExprKind::Json(json) => write!(f, "%json {json}"),
+            ExprKind::StructuredRegex(json) => write!(f, "%regex {json}"),
+            ExprKind::SpecialToken(token) => f.write_str(token),
+        }
+    }
 }

@@ -78,6 +78,38 @@ fn llguidance_fixtures() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The AST prints back to text that parses to the same AST.
+
+#[test]
+fn ast_prints_back_to_the_same_ast() {
+    let mut texts: Vec<String> = lark_files()
+        .iter()
+        .map(|p| std::fs::read_to_string(p).expect("readable"))
+        .collect();
+    texts.push(sieve_lark::COMMON_LARK.to_owned());
+    texts.push("start: (a | b)* ~(C & D)+ \"\\x01\"i x{2,} y{,3} z{4} \"\"\na.-2[lazy, suffix=\"!\"]: /a\\/b/s\n%ignore (\" \" | \"\\t\")+\n%llguidance {}\n%import common (INT, WS)".to_owned());
+    for text in texts {
+        let limits = sieve_lark::Limits::default();
+        let first = sieve_lark::parse(&text, &limits)
+            .expect("parses")
+            .to_string();
+        let second = sieve_lark::parse(&first, &limits)
+            .unwrap_or_else(|e| panic!("{e} in\n{first}"))
+            .to_string();
+        assert_eq!(first, second);
+        // And the printed grammar means the same: the same IR.
+        if text.contains("start") {
+            let a = compile(&text, &Options::default()).map(|g| g.to_string());
+            let b = compile(&first, &Options::default()).map(|g| g.to_string());
+            assert_eq!(a.is_ok(), b.is_ok(), "{first}");
+            if let (Ok(a), Ok(b)) = (a, b) {
+                assert_eq!(a, b, "{first}");
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // IR snapshots.
 
 #[test]
