@@ -80,30 +80,43 @@ fn with_numpy_rows<R>(
 
 /// Fills row ``i`` of ``bitmask`` with the tokens ``matchers[i]`` allows next, exactly as
 /// ``matchers[i].fill_next_token_bitmask(bitmask, i)`` would, across threads (from 16
-/// matchers on) with the GIL released.
+/// matchers on) with the GIL released. With ``indices`` (XGrammar's argument), matcher ``i``
+/// fills row ``indices[i]`` instead, and no other row is touched.
 ///
-/// ``bitmask`` has at least ``len(matchers)`` rows of at least ``ceil(vocab_size / 32)``
-/// words; the matchers share a vocabulary size. Raises ``ValueError`` (nothing written)
-/// when they do not, ``LimitError`` when a matcher hit a recogniser limit (its row is then
-/// all zero, the other rows filled), ``RuntimeError`` when a matcher appears twice.
+/// ``bitmask`` has at least ``len(matchers)`` rows (or the rows ``indices`` names) of at
+/// least ``ceil(vocab_size / 32)`` words; the matchers share a vocabulary size. Raises
+/// ``ValueError`` (nothing written) when they do not, or when ``indices`` has another length
+/// than ``matchers``, repeats a row or names one past the bitmask; ``LimitError`` when a
+/// matcher hit a recogniser limit (its row is then all zero, the other rows filled);
+/// ``RuntimeError`` when a matcher appears twice.
 #[pyfunction]
+#[pyo3(signature = (matchers, bitmask, indices = None))]
 pub fn fill_next_token_bitmasks(
     py: Python<'_>,
     matchers: Vec<PyRefMut<'_, Matcher>>,
     bitmask: &Bound<'_, PyAny>,
+    indices: Option<Vec<usize>>,
 ) -> PyResult<()> {
     let mut matchers = matchers;
     let mut inner: Vec<&mut sieve_matcher::Matcher> =
         matchers.iter_mut().map(|m| &mut m.inner).collect();
     with_rows(bitmask, |words, rows, words_per_row| {
-        if rows < inner.len() {
+        if indices.is_none() && rows < inner.len() {
             return Err(PyValueError::new_err(format!(
                 "the bitmask has {rows} rows for {} matchers",
                 inner.len()
             )));
         }
         let results = py
-            .detach(|| sieve_matcher::fill_next_token_bitmasks(&mut inner, words, words_per_row))
+            .detach(|| match &indices {
+                Some(indices) => sieve_matcher::fill_next_token_bitmasks_at(
+                    &mut inner,
+                    indices,
+                    words,
+                    words_per_row,
+                ),
+                None => sieve_matcher::fill_next_token_bitmasks(&mut inner, words, words_per_row),
+            })
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         for (index, result) in results.into_iter().enumerate() {
             result.map_err(|e| {

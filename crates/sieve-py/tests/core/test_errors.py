@@ -71,6 +71,12 @@ def test_wrong_batches(tok, compiled, matcher):
     with pytest.raises(TypeError):
         sieve.fill_next_token_bitmasks([matcher, "x"], np.zeros((2, 14), np.int32))
     sieve.fill_next_token_bitmasks([], np.zeros((0, 14), np.int32))
+    untouched = np.full((3, 14), 5, np.int32)
+    for indices, message in [([0], "2 matchers but 1 rows"), ([1, 1], "row 1 is given to two"),
+                             ([0, 3], "row 3 is past")]:
+        with pytest.raises(ValueError, match=message):
+            sieve.fill_next_token_bitmasks([matcher, matcher.fork()], untouched, indices=indices)
+        assert (untouched == 5).all()
     unchanged(matcher)
 
 

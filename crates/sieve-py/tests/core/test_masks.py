@@ -223,3 +223,13 @@ def test_the_batch_fill_equals_single_fills_at_every_size(tok):
         for i, matcher in enumerate(matchers):
             matcher.fill_next_token_bitmask(single, i)
         np.testing.assert_array_equal(batch, single)
+        # With indices (XGrammar's argument): matcher i fills row indices[i] of a taller
+        # bitmask, and the other rows keep what they held.
+        indices = [2 * (size - 1 - i) + 1 for i in range(size)]
+        scattered = np.full((2 * size, batch.shape[1]), 7, dtype=np.int32)
+        sieve.fill_next_token_bitmasks(matchers, scattered, indices=indices)
+        for row in range(2 * size):
+            if row in indices:
+                np.testing.assert_array_equal(scattered[row], single[indices.index(row)])
+            else:
+                assert (scattered[row] == 7).all(), row
