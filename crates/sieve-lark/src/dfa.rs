@@ -265,24 +265,43 @@ impl Dfa {
             let set = sets[i].clone();
             dfa.accept.push(set.binary_search(&end).is_ok());
             let mut row = [0u32; 256];
-            let mut targets: Vec<Vec<u32>> = vec![Vec::new(); 256];
+            // The distinct edge classes of the members, and each byte's set of them (as a
+            // signature): bytes with the same signature have the same targets, so the
+            // targets, their closure and the look-up are computed once per signature.
+            let mut classes: Vec<ByteClass> = Vec::new();
+            let mut labelled: Vec<(usize, u32)> = Vec::new();
             for &s in &set {
                 for (class, t) in &nfa.edges[s as usize] {
-                    for b in class.iter() {
-                        targets[b as usize].push(*t);
-                    }
+                    let k = match classes.iter().position(|c| c == class) {
+                        Some(k) => k,
+                        None => {
+                            classes.push(*class);
+                            classes.len() - 1
+                        }
+                    };
+                    labelled.push((k, *t));
                 }
             }
-            // Bytes with the same targets (most of them, usually) share one closure.
-            let mut by_raw: HashMap<Vec<u32>, u32> = HashMap::default();
-            for (b, mut target) in targets.into_iter().enumerate() {
-                target.sort_unstable();
-                target.dedup();
-                if let Some(&id) = by_raw.get(&target) {
+            let mut signature: Vec<Vec<u64>> = vec![vec![0u64; classes.len().div_ceil(64)]; 256];
+            for (k, class) in classes.iter().enumerate() {
+                for b in class.iter() {
+                    signature[b as usize][k / 64] |= 1 << (k % 64);
+                }
+            }
+            let mut by_signature: HashMap<&[u64], u32> = HashMap::default();
+            for b in 0..256 {
+                let key = signature[b].as_slice();
+                if let Some(&id) = by_signature.get(key) {
                     row[b] = id;
                     continue;
                 }
-                let raw = target.clone();
+                let mut target: Vec<u32> = labelled
+                    .iter()
+                    .filter(|(k, _)| key[k / 64] & (1 << (k % 64)) != 0)
+                    .map(|&(_, t)| t)
+                    .collect();
+                target.sort_unstable();
+                target.dedup();
                 nfa.closure(&mut target);
                 let next = match ids.get(&target) {
                     Some(&id) => id,
@@ -296,7 +315,7 @@ impl Dfa {
                         id
                     }
                 };
-                by_raw.insert(raw, next);
+                by_signature.insert(key, next);
                 row[b] = next;
             }
             dfa.next.push(row);
@@ -305,8 +324,28 @@ impl Dfa {
         Ok(dfa)
     }
 
+    /// Bytes no state tells apart, as (class of each byte, one representative per class).
+    fn byte_classes(automata: &[&Dfa]) -> ([u8; 256], Vec<u8>) {
+        let mut ids: HashMap<Vec<u32>, u8> = HashMap::default();
+        let mut class = [0u8; 256];
+        let mut representatives = Vec::new();
+        for b in 0..256usize {
+            let column: Vec<u32> = automata
+                .iter()
+                .flat_map(|d| d.next.iter().map(move |row| row[b]))
+                .collect();
+            let next = ids.len();
+            class[b] = *ids.entry(column).or_insert_with(|| {
+                representatives.push(b as u8);
+                next as u8
+            });
+        }
+        (class, representatives)
+    }
+
     /// The product automaton accepting where both do.
     pub(crate) fn intersect(&self, other: &Dfa, limit: usize) -> Result<Dfa, DfaError> {
+        let (class, representatives) = Dfa::byte_classes(&[self, other]);
         let mut ids: HashMap<(u32, u32), u32> = HashMap::default();
         let mut pairs = vec![(0u32, 0u32)];
         ids.insert((0, 0), 0);
@@ -319,8 +358,9 @@ impl Dfa {
             let (a, b) = pairs[i];
             out.accept
                 .push(self.accept[a as usize] && other.accept[b as usize]);
-            let mut row = [0u32; 256];
-            for (byte, slot) in row.iter_mut().enumerate() {
+            let mut by_class = vec![0u32; representatives.len()];
+            for (c, slot) in by_class.iter_mut().enumerate() {
+                let byte = representatives[c] as usize;
                 let key = (self.next[a as usize][byte], other.next[b as usize][byte]);
                 *slot = match ids.get(&key) {
                     Some(&id) => id,
@@ -334,6 +374,10 @@ impl Dfa {
                         id
                     }
                 };
+            }
+            let mut row = [0u32; 256];
+            for (byte, slot) in row.iter_mut().enumerate() {
+                *slot = by_class[class[byte] as usize];
             }
             out.next.push(row);
             i += 1;
@@ -366,6 +410,7 @@ impl Dfa {
                 }
             })
             .collect();
+        let (_, representatives) = Dfa::byte_classes(&[self]);
         let mut count = 0;
         loop {
             let mut ids: HashMap<(u32, Vec<u32>), u32> = HashMap::default();
@@ -374,7 +419,10 @@ impl Dfa {
                 let signature: Vec<u32> = if !live[s] {
                     Vec::new()
                 } else {
-                    self.next[s].iter().map(|&t| class[t as usize]).collect()
+                    representatives
+                        .iter()
+                        .map(|&b| class[self.next[s][b as usize] as usize])
+                        .collect()
                 };
                 let len = ids.len() as u32;
                 next_class[s] = *ids.entry((class[s], signature)).or_insert(len);
