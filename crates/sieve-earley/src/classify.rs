@@ -136,6 +136,18 @@ impl<'g> Dfa<'g> {
 }
 
 impl Dfa<'_> {
+    /// Computes every entry of `row`: at once when [`Dfa::fill_lexical_row`] can, else byte
+    /// by byte. The bulk paths read whole rows; the walk would compute most of these entries
+    /// anyway, since almost every byte follows some token prefix.
+    fn fill_row(&mut self, row: u32) {
+        self.fill_lexical_row(row);
+        for byte in 0..=255u8 {
+            if self.table[row as usize * 256 + byte as usize] == UNKNOWN {
+                self.step(row, byte);
+            }
+        }
+    }
+
     /// Fills the whole of `row` at once when its frontier is one configuration whose state's
     /// byte edges are all that a step uses, and do not overlap: the starting row; or a state
     /// with byte edges only that does not accept, or accepts with nothing on the stack (then
@@ -303,7 +315,7 @@ impl Dfa<'_> {
     /// [`Dfa::fill_lexical_row`] fills take part, so finding a chain costs a few table reads.
     fn class_chain(&mut self) -> Option<Chain> {
         self.frontier_of_row[self.start as usize].single()?;
-        self.fill_lexical_row(self.start);
+        self.fill_row(self.start);
         let base = self.start as usize * 256;
         let (first, mut class) = self.most_common_entry(base, &[u64::MAX; 4], false)?;
         if first & LEFT != 0 {
@@ -321,7 +333,7 @@ impl Dfa<'_> {
                 });
             }
             let row = rows[depth] & ROW;
-            self.fill_lexical_row(row);
+            self.fill_row(row);
             let (entry, agreeing) = self.most_common_entry(row as usize * 256, &class, true)?;
             class = agreeing;
             if entry & SPECIAL != 0 {
@@ -363,7 +375,7 @@ impl Dfa<'_> {
             return None;
         }
         let boundary = chain.rows[1];
-        self.fill_lexical_row(boundary);
+        self.fill_row(boundary);
         let base = boundary as usize * 256;
         let mut class = [0u64; 4];
         let mut size = 0;
@@ -381,7 +393,7 @@ impl Dfa<'_> {
         let mut todo = vec![Utf8State::Boundary];
         while let Some(state) = todo.pop() {
             let row = rows[state as usize];
-            self.fill_lexical_row(row);
+            self.fill_row(row);
             for byte in 0..=255u8 {
                 let Some(next) = state.step(byte, &class) else {
                     continue;
@@ -442,7 +454,7 @@ impl Dfa<'_> {
                 return self.text_rows_ending(rows, ChainEnd::Open, class);
             }
             let from = rows[count][Utf8State::Boundary as usize];
-            self.fill_lexical_row(from);
+            self.fill_row(from);
             let mut next = [NO_ROW; 8];
             let (mut dead, mut alive) = (false, false);
             for byte in 0..=255u8 {
@@ -471,7 +483,7 @@ impl Dfa<'_> {
                 .collect();
             while let Some(state) = todo.pop() {
                 let row = next[state as usize];
-                self.fill_lexical_row(row);
+                self.fill_row(row);
                 for byte in 0..=255u8 {
                     let Some(after) = state.step(byte, &class) else {
                         continue;

@@ -158,7 +158,14 @@ pub struct TextDepths {
 
 /// The text regions computed so far; a clone of the trie starts without them.
 #[derive(Debug, Default)]
-pub(super) struct TextRegionCache(std::sync::Mutex<Vec<([u64; 4], Arc<TextRegion>)>>);
+pub(super) struct TextRegionCache(std::sync::Mutex<TextRegions>);
+
+#[derive(Debug, Default)]
+struct TextRegions {
+    kept: Vec<([u64; 4], Arc<TextRegion>)>,
+    /// Classes asked for once, whose region is computed when asked again.
+    asked: Vec<[u64; 4]>,
+}
 
 impl Clone for TextRegionCache {
     fn clone(&self) -> TextRegionCache {
@@ -168,24 +175,42 @@ impl Clone for TextRegionCache {
 
 impl TokenTrie {
     /// The [`TextRegion`] whose ASCII characters are the bytes of `ascii` (bits above 127
-    /// are ignored), computed on first request (one walk over the inside nodes) and kept
-    /// with the trie, shared by every grammar and thread. `None` once [`MAX_CLASS_REGIONS`]
-    /// other classes are kept.
+    /// are ignored), kept with the trie and shared by every grammar and thread, computed
+    /// (one walk over the inside nodes, a few times what one classification walk costs) the
+    /// second time a class is asked for: a class met once, such as the free text of one
+    /// grammar, is cheaper walked than prepared. `None` until then, and once
+    /// [`MAX_CLASS_REGIONS`] other classes are kept.
     pub fn text_region(&self, ascii: &[u64; 4]) -> Option<Arc<TextRegion>> {
+        self.text_region_when(ascii, false)
+    }
+
+    /// [`TokenTrie::text_region`], computed now if it is not kept yet: for classes known to
+    /// recur (a JSON string's characters), prepared with the trie.
+    pub fn prepare_text_region(&self, ascii: &[u64; 4]) -> Option<Arc<TextRegion>> {
+        self.text_region_when(ascii, true)
+    }
+
+    fn text_region_when(&self, ascii: &[u64; 4], now: bool) -> Option<Arc<TextRegion>> {
         let ascii = [ascii[0], ascii[1], 0, 0];
         let mut regions = self
             .text_regions
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, region)) = regions.iter().find(|(key, _)| *key == ascii) {
+        if let Some((_, region)) = regions.kept.iter().find(|(key, _)| *key == ascii) {
             return Some(region.clone());
         }
-        if regions.len() >= MAX_CLASS_REGIONS {
+        if regions.kept.len() >= MAX_CLASS_REGIONS {
+            return None;
+        }
+        if !now && !regions.asked.contains(&ascii) {
+            if regions.asked.len() < 4 * MAX_CLASS_REGIONS {
+                regions.asked.push(ascii);
+            }
             return None;
         }
         let region = Arc::new(self.compute_text_region(&ascii));
-        regions.push((ascii, region.clone()));
+        regions.kept.push((ascii, region.clone()));
         Some(region)
     }
 
