@@ -114,6 +114,19 @@ pub struct RegionDepths {
     pub deep: Vec<u32>,
 }
 
+/// `upto[d]`, the union of `exact[0..=d]`, each cut to `words` words (the spare word dropped).
+fn cumulative(exact: Vec<Vec<u32>>, words: usize) -> Vec<Vec<u32>> {
+    let mut upto = Vec::with_capacity(exact.len());
+    let mut acc = vec![0u32; words];
+    for bits in exact {
+        for (word, bit) in acc.iter_mut().zip(bits) {
+            *word |= bit;
+        }
+        upto.push(acc.clone());
+    }
+    upto
+}
+
 /// At most this many class regions are kept per trie (each about `n_vocab / 8` bytes plus its
 /// exits); past it [`TokenTrie::class_region`] answers `None`.
 pub const MAX_CLASS_REGIONS: usize = 64;
@@ -244,15 +257,7 @@ impl TokenTrie {
                 n = node.end as usize;
                 continue;
             }
-            if node.shared {
-                for pos in self.tokens_at_node(n) {
-                    let id = self.ids[pos].index();
-                    inside[id / 32] |= 1 << (id % 32);
-                }
-            } else {
-                let id = (node.token as usize).min(spare);
-                inside[id / 32] |= 1 << (id % 32);
-            }
+            self.set_node_tokens(n, &mut inside, spare);
             n += 1;
         }
         inside.pop();
@@ -292,27 +297,30 @@ impl TokenTrie {
                 n = node.end as usize;
                 continue;
             }
-            let bits = &mut exact[depth];
-            if node.shared {
-                for pos in self.tokens_at_node(n) {
-                    let id = self.ids[pos].index();
-                    bits[id / 32] |= 1 << (id % 32);
-                }
-            } else {
-                let id = (node.token as usize).min(spare);
-                bits[id / 32] |= 1 << (id % 32);
-            }
+            self.set_node_tokens(n, &mut exact[depth], spare);
             n += 1;
         }
-        let mut upto = Vec::with_capacity(CHAIN_DEPTH + 1);
-        let mut acc = vec![0u32; words];
-        for bits in exact {
-            for (word, bit) in acc.iter_mut().zip(bits) {
-                *word |= bit;
-            }
-            upto.push(acc.clone());
+        RegionDepths {
+            upto: cumulative(exact, words),
+            deep,
         }
-        RegionDepths { upto, deep }
+    }
+
+    /// Sets the bits of the tokens whose bytes are node `n`'s prefix in `bits`, which has one
+    /// spare word past the vocabulary: a node that is only a prefix sets bit `spare` there,
+    /// so callers set a bit at every node without a branch on whether it spells a token.
+    #[inline]
+    fn set_node_tokens(&self, n: usize, bits: &mut [u32], spare: usize) {
+        let node = self.nodes[n];
+        if node.shared {
+            for pos in self.tokens_at_node(n) {
+                let id = self.ids[pos].index();
+                bits[id / 32] |= 1 << (id % 32);
+            }
+        } else {
+            let id = (node.token as usize).min(spare);
+            bits[id / 32] |= 1 << (id % 32);
+        }
     }
 
     /// The length of the longest text token (the deepest node).

@@ -242,15 +242,7 @@ impl TokenTrie {
             decoder[depth] = after;
             let starts = u8::from(before == Utf8State::Boundary as u8);
             chars[depth] = chars[depth - 1].saturating_add(starts);
-            if node.shared {
-                for pos in self.tokens_at_node(n) {
-                    let id = self.ids[pos].index();
-                    inside[id / 32] |= 1 << (id % 32);
-                }
-            } else {
-                let id = (node.token as usize).min(spare);
-                inside[id / 32] |= 1 << (id % 32);
-            }
+            self.set_node_tokens(n, &mut inside, spare);
             n += 1;
         }
         inside.pop();
@@ -298,27 +290,13 @@ impl TokenTrie {
             }
             decoder[depth] = after;
             chars[depth] = started;
-            let bits = &mut exact[started];
-            if node.shared {
-                for pos in self.tokens_at_node(n) {
-                    let id = self.ids[pos].index();
-                    bits[id / 32] |= 1 << (id % 32);
-                }
-            } else {
-                let id = (node.token as usize).min(spare);
-                bits[id / 32] |= 1 << (id % 32);
-            }
+            self.set_node_tokens(n, &mut exact[started], spare);
             n += 1;
         }
-        let mut upto = Vec::with_capacity(CHAIN_DEPTH + 1);
-        let mut acc = vec![0u32; words];
-        for bits in exact {
-            for (word, bit) in acc.iter_mut().zip(bits) {
-                *word |= bit;
-            }
-            upto.push(acc.clone());
+        TextDepths {
+            upto: super::cumulative(exact, words),
+            deep,
         }
-        TextDepths { upto, deep }
     }
 }
 
