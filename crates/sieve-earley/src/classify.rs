@@ -136,11 +136,17 @@ impl<'g> Dfa<'g> {
 }
 
 impl Dfa<'_> {
-    /// Computes every entry of `row`: at once when [`Dfa::fill_lexical_row`] can, else byte
-    /// by byte. The bulk paths read whole rows; the walk would compute most of these entries
-    /// anyway, since almost every byte follows some token prefix.
+    /// Computes every entry of `row` when its frontier is one configuration: at once when
+    /// [`Dfa::fill_lexical_row`] can, else byte by byte (a state that also descends into
+    /// rules, such as TagDispatch's free text). The bulk paths read whole rows; the walk
+    /// would compute most of these entries anyway. Rows of several configurations (deep
+    /// contexts) are left to the walk, which steps only the bytes tokens need: computing all
+    /// 256 of their entries costs more than the bulk paths save.
     fn fill_row(&mut self, row: u32) {
         self.fill_lexical_row(row);
+        if self.frontier_of_row[row as usize].single().is_none() {
+            return;
+        }
         for byte in 0..=255u8 {
             if self.table[row as usize * 256 + byte as usize] == UNKNOWN {
                 self.step(row, byte);
