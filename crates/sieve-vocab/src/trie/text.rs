@@ -156,15 +156,81 @@ pub struct TextDepths {
     pub deep: Vec<u32>,
 }
 
-/// The text regions computed so far; a clone of the trie starts without them.
+/// The text regions computed so far, and the index they are computed from; a clone of the
+/// trie starts without them.
 #[derive(Debug, Default)]
-pub(super) struct TextRegionCache(std::sync::Mutex<TextRegions>);
+pub(super) struct TextRegionCache {
+    kept: std::sync::Mutex<Vec<([u64; 4], Arc<TextRegion>)>>,
+    index: std::sync::OnceLock<TextIndex>,
+}
 
-#[derive(Debug, Default)]
-struct TextRegions {
-    kept: Vec<([u64; 4], Arc<TextRegion>)>,
-    /// Classes asked for once, whose region is computed when asked again.
-    asked: Vec<[u64; 4]>,
+/// What every text region is cut from, built once per trie by one walk over its nodes with the
+/// decoder reading every ASCII byte. For a class, the exits are the first nodes on each path
+/// where an ASCII byte outside the class, or a byte that breaks UTF-8, appears: a region
+/// costs the exits of the bytes it leaves out, not a walk over the trie.
+#[derive(Debug)]
+struct TextIndex {
+    /// Per node whose parent prefix is well-formed: the decoder state before its byte.
+    state_before: Vec<u8>,
+    /// Per such node: the characters its parent prefix has started, saturating at 255.
+    chars_before: Vec<u8>,
+    /// For each ASCII byte `b`, in pre-order: the nodes whose byte is `b`, whose parent prefix
+    /// is well-formed and holds no `b`.
+    first: Vec<Vec<u32>>,
+    /// In pre-order: the nodes whose byte breaks well-formed UTF-8 after a well-formed prefix.
+    breaks: Vec<u32>,
+    /// The tokens whose bytes are a well-formed UTF-8 prefix, whatever their ASCII bytes
+    /// (`ceil(n_vocab / 32)` words).
+    wellformed: Vec<u32>,
+}
+
+impl TextIndex {
+    fn build(trie: &TokenTrie) -> TextIndex {
+        let all_ascii = [u64::MAX, u64::MAX, 0, 0];
+        let table = Decoder::new(&all_ascii);
+        let nodes = trie.nodes.len();
+        let mut index = TextIndex {
+            state_before: vec![Utf8State::Boundary as u8; nodes],
+            chars_before: vec![0; nodes],
+            first: vec![Vec::new(); 128],
+            breaks: Vec::new(),
+            wellformed: vec![0u32; trie.n_vocab.div_ceil(32) + 1],
+        };
+        let spare = index.wellformed.len() * 32 - 1;
+        // Per depth of the current path: decoder state, characters started, ASCII bytes seen.
+        let mut decoder = vec![Utf8State::Boundary as u8; trie.max_len + 1];
+        let mut chars = vec![0u8; trie.max_len + 1];
+        let mut seen = vec![0u128; trie.max_len + 1];
+        let mut n = 0;
+        while n < nodes {
+            let node = trie.nodes[n];
+            let depth = node.depth as usize;
+            let before = decoder[depth - 1];
+            index.state_before[n] = before;
+            index.chars_before[n] = chars[depth - 1];
+            let after = table.step(before, node.byte);
+            if after == BREAKS {
+                index.breaks.push(n as u32);
+                n = node.end as usize;
+                continue;
+            }
+            seen[depth] = seen[depth - 1];
+            if node.byte < 128 {
+                let bit = 1u128 << node.byte;
+                if seen[depth - 1] & bit == 0 {
+                    index.first[node.byte as usize].push(n as u32);
+                }
+                seen[depth] |= bit;
+            }
+            decoder[depth] = after;
+            let starts = u8::from(before == Utf8State::Boundary as u8);
+            chars[depth] = chars[depth - 1].saturating_add(starts);
+            trie.set_node_tokens(n, &mut index.wellformed, spare);
+            n += 1;
+        }
+        index.wellformed.pop();
+        index
+    }
 }
 
 impl Clone for TextRegionCache {
@@ -175,77 +241,65 @@ impl Clone for TextRegionCache {
 
 impl TokenTrie {
     /// The [`TextRegion`] whose ASCII characters are the bytes of `ascii` (bits above 127
-    /// are ignored), kept with the trie and shared by every grammar and thread, computed
-    /// (one walk over the inside nodes, a few times what one classification walk costs) the
-    /// second time a class is asked for: a class met once, such as the free text of one
-    /// grammar, is cheaper walked than prepared. `None` until then, and once
-    /// [`MAX_CLASS_REGIONS`] other classes are kept.
+    /// are ignored), computed on first request and kept with the trie, shared by every
+    /// grammar and thread. The first request of any class builds the trie's text index (one
+    /// walk over the nodes); a region then costs the exits of the ASCII bytes it leaves out.
+    /// `None` once [`MAX_CLASS_REGIONS`] other classes are kept.
     pub fn text_region(&self, ascii: &[u64; 4]) -> Option<Arc<TextRegion>> {
-        self.text_region_when(ascii, false)
-    }
-
-    /// [`TokenTrie::text_region`], computed now if it is not kept yet: for classes known to
-    /// recur (a JSON string's characters), prepared with the trie.
-    pub fn prepare_text_region(&self, ascii: &[u64; 4]) -> Option<Arc<TextRegion>> {
-        self.text_region_when(ascii, true)
-    }
-
-    fn text_region_when(&self, ascii: &[u64; 4], now: bool) -> Option<Arc<TextRegion>> {
         let ascii = [ascii[0], ascii[1], 0, 0];
-        let mut regions = self
+        let mut kept = self
             .text_regions
-            .0
+            .kept
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, region)) = regions.kept.iter().find(|(key, _)| *key == ascii) {
+        if let Some((_, region)) = kept.iter().find(|(key, _)| *key == ascii) {
             return Some(region.clone());
         }
-        if regions.kept.len() >= MAX_CLASS_REGIONS {
-            return None;
-        }
-        if !now && !regions.asked.contains(&ascii) {
-            if regions.asked.len() < 4 * MAX_CLASS_REGIONS {
-                regions.asked.push(ascii);
-            }
+        if kept.len() >= MAX_CLASS_REGIONS {
             return None;
         }
         let region = Arc::new(self.compute_text_region(&ascii));
-        regions.kept.push((ascii, region.clone()));
+        kept.push((ascii, region.clone()));
         Some(region)
     }
 
+    /// The exits of the region of `ascii` are the candidates — the first occurrence on a path
+    /// of each ASCII byte left out, and every break — that no earlier candidate covers; its
+    /// inside is the well-formed tokens less those below an ASCII exit.
     fn compute_text_region(&self, ascii: &[u64; 4]) -> TextRegion {
-        // One spare word: nodes without a token set a bit there (as in compute_region).
-        let mut inside = vec![0u32; self.n_vocab.div_ceil(32) + 1];
-        let spare = inside.len() * 32 - 1;
+        let index = self
+            .text_regions
+            .index
+            .get_or_init(|| TextIndex::build(self));
+        let mut candidates = index.breaks.clone();
+        for byte in 0..128usize {
+            if ascii[byte / 64] & (1 << (byte % 64)) == 0 {
+                candidates.extend_from_slice(&index.first[byte]);
+            }
+        }
+        candidates.sort_unstable();
+        let mut inside = index.wellformed.clone();
         let mut exits = Vec::new();
-        // decoder[d], chars[d]: the decoder state and the characters started after the first
-        // d bytes of the current prefix.
-        let table = Decoder::new(ascii);
-        let mut decoder = vec![Utf8State::Boundary as u8; self.max_len + 1];
-        let mut chars = vec![0u8; self.max_len + 1];
-        let mut n = 0;
-        while n < self.nodes.len() {
-            let node = self.nodes[n];
-            let depth = node.depth as usize;
-            let before = decoder[depth - 1];
-            let after = table.step(before, node.byte);
-            if after == BREAKS {
-                exits.push(TextExit {
-                    node: n as u32,
-                    state: Utf8State::ALL[before as usize],
-                    chars: chars[depth - 1],
-                });
-                n = node.end as usize;
+        let mut covered = 0;
+        for n in candidates {
+            let at = n as usize;
+            if at < covered {
                 continue;
             }
-            decoder[depth] = after;
-            let starts = u8::from(before == Utf8State::Boundary as u8);
-            chars[depth] = chars[depth - 1].saturating_add(starts);
-            self.set_node_tokens(n, &mut inside, spare);
-            n += 1;
+            let node = self.nodes[at];
+            covered = node.end as usize;
+            exits.push(TextExit {
+                node: n,
+                state: Utf8State::ALL[index.state_before[at] as usize],
+                chars: index.chars_before[at],
+            });
+            if node.byte < 128 {
+                for pos in node.pos as usize..self.node_pos_end(at) {
+                    let id = self.ids[pos].index();
+                    inside[id / 32] &= !(1 << (id % 32));
+                }
+            }
         }
-        inside.pop();
         TextRegion {
             inside,
             exits,
@@ -302,7 +356,67 @@ impl TokenTrie {
 
 #[cfg(test)]
 mod tests {
-    use super::Utf8State;
+    use super::{TextExit, Utf8State};
+    use crate::{TokenTrie, Vocabulary};
+
+    /// The region by its definition: one walk over the trie with the class's decoder.
+    fn reference_region(trie: &TokenTrie, ascii: &[u64; 4]) -> (Vec<u32>, Vec<TextExit>) {
+        let mut inside = vec![0u32; trie.n_vocab.div_ceil(32)];
+        let mut exits = Vec::new();
+        let mut decoder = vec![Utf8State::Boundary; trie.max_len + 1];
+        let mut chars = vec![0u8; trie.max_len + 1];
+        let mut n = 0;
+        while n < trie.nodes.len() {
+            let node = trie.nodes[n];
+            let depth = node.depth as usize;
+            let before = decoder[depth - 1];
+            let Some(after) = before.step(node.byte, ascii) else {
+                exits.push(TextExit {
+                    node: n as u32,
+                    state: before,
+                    chars: chars[depth - 1],
+                });
+                n = node.end as usize;
+                continue;
+            };
+            decoder[depth] = after;
+            chars[depth] = chars[depth - 1] + u8::from(before == Utf8State::Boundary);
+            for pos in trie.tokens_at_node(n) {
+                let id = trie.ids[pos].index();
+                inside[id / 32] |= 1 << (id % 32);
+            }
+            n += 1;
+        }
+        (inside, exits)
+    }
+
+    /// Regions cut from the index equal their definition, for classes that leave out nothing,
+    /// one byte, JSON's quote and controls, or most of ASCII.
+    #[test]
+    fn regions_from_the_index_equal_their_definition() {
+        let trie = TokenTrie::new(Vocabulary::embedded_default());
+        let class = |bytes: &dyn Fn(u8) -> bool| {
+            let mut class = [0u64; 4];
+            for b in (0..128u8).filter(|&b| bytes(b)) {
+                class[b as usize / 64] |= 1 << (b % 64);
+            }
+            class
+        };
+        let classes = [
+            class(&|_| true),
+            class(&|b| b != b'<'),
+            class(&|b| b >= 0x20 && b != b'"' && b != b'\\'),
+            class(&|b| b.is_ascii_lowercase()),
+            class(&|b| b.is_ascii_digit() || b == b' '),
+            class(&|_| false),
+        ];
+        for ascii in classes {
+            let region = trie.text_region(&ascii).expect("room for six regions");
+            let (inside, exits) = reference_region(&trie, &ascii);
+            assert_eq!(region.inside, inside, "{ascii:x?}");
+            assert_eq!(region.exits, exits, "{ascii:x?}");
+        }
+    }
 
     /// The decoder accepts exactly what `std::str::from_utf8` accepts, on every sequence of
     /// up to three bytes, and every 4-byte sequence with a 4-byte lead.
