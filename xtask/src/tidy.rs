@@ -40,7 +40,10 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
         &["sieve-ir", "sieve-fsm", "sieve-backend", "sieve-vocab"],
     ),
     ("sieve-tokencache", &["sieve-backend", "sieve-vocab"]),
-    ("sieve-testkit", &["sieve-ir", "sieve-gbnf", "sieve-regex"]),
+    (
+        "sieve-testkit",
+        &["sieve-ir", "sieve-gbnf", "sieve-regex", "sieve-vocab"],
+    ),
     (
         "sieve-matcher",
         &[

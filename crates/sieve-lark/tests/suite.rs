@@ -404,52 +404,10 @@ fn common_imports_match_their_definitions() {
 // ---------------------------------------------------------------------------------------------
 // Masks against brute force.
 
-/// Every single byte, the substrings of length 2 to 6 of the samples, and `</s>` as EOS.
+/// Every single byte, the substrings of 2 to 6 bytes of the samples, and `</s>` as EOS.
 fn synthetic_vocab(samples: &[&str]) -> Vocabulary {
-    let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-    for sample in samples {
-        let sample = sample.as_bytes();
-        for len in 2..=6 {
-            for window in sample.windows(len).step_by((len - 1).max(1)) {
-                tokens.push(window.to_vec());
-            }
-        }
-    }
-    tokens.sort();
-    tokens.dedup();
-    let mut list: String = tokens
-        .iter()
-        .map(|t| {
-            format!(
-                "hex:{}\n",
-                t.iter().map(|b| format!("{b:02x}")).collect::<String>()
-            )
-        })
-        .collect();
-    list.push_str("special:\"</s>\"\n\n");
-    sieve_vocab::plain::parse(list.as_bytes(), &Default::default()).expect("valid list")
-}
-
-/// Greedy longest-match tokenisation.
-fn tokenize(vocab: &Vocabulary, text: &[u8]) -> Vec<u32> {
-    let mut by_bytes = std::collections::HashMap::new();
-    for id in 0..vocab.n_vocab() as u32 {
-        let token = vocab.token(id).expect("in range");
-        if !vocab.is_special(token) {
-            by_bytes.entry(vocab.bytes(token).to_vec()).or_insert(id);
-        }
-    }
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < text.len() {
-        let len = (1..=text.len() - at)
-            .rev()
-            .find(|&len| by_bytes.contains_key(&text[at..at + len]))
-            .expect("single bytes are tokens");
-        out.push(by_bytes[&text[at..at + len]]);
-        at += len;
-    }
-    out
+    let samples: Vec<&[u8]> = samples.iter().map(|s| s.as_bytes()).collect();
+    sieve_testkit::substring_vocabulary(&samples, 6, None)
 }
 
 fn mask_of(matcher: &mut Matcher) -> Vec<u32> {
@@ -470,7 +428,7 @@ fn oracle_mask(matcher: &mut Matcher) -> Vec<u32> {
 }
 
 fn walk(compiled: &Arc<CompiledGrammar>, text: &str, label: &str) {
-    let tokens = tokenize(compiled.vocabulary(), text.as_bytes());
+    let tokens = sieve_testkit::greedy_tokenize(compiled.vocabulary(), text.as_bytes());
     let mut matcher = Matcher::new(compiled.clone());
     for (step, &token) in tokens.iter().enumerate() {
         let mask = mask_of(&mut matcher);

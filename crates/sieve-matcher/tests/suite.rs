@@ -1,68 +1,25 @@
 //! Matcher tests: masks against brute force at every step of random walks over every shipped
 //! grammar (with rollbacks), against the reference recogniser, and the API's error contract.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use sieve_ir::{reference::Recognizer, Grammar};
 use sieve_matcher::{CompiledGrammar, Matcher, MatcherError, Options, Tokenizer};
-use sieve_testkit::{compile_file, grammar_files, grammars_dir};
+use sieve_testkit::{compile_file, grammar_files, grammars_dir, greedy_tokenize};
 use sieve_vocab::Vocabulary;
 
 /// A small vocabulary for `samples`: every single byte, the substrings of length 2 to 5 of
-/// the samples (so tokens cross rule boundaries), and `</s>` as EOS.
+/// the samples (so tokens cross rule boundaries), at most 1,500 tokens, and `</s>` as EOS.
 fn synthetic_vocab(samples: &[Vec<u8>]) -> Vocabulary {
-    let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
-    for sample in samples {
-        for len in 2..=5 {
-            for window in sample.windows(len).step_by(len - 1) {
-                tokens.push(window.to_vec());
-            }
-        }
-    }
-    tokens.sort();
-    tokens.dedup();
-    tokens.truncate(1500);
-    let mut list: String = tokens
-        .iter()
-        .map(|t| {
-            format!(
-                "hex:{}\n",
-                t.iter().map(|b| format!("{b:02x}")).collect::<String>()
-            )
-        })
-        .collect();
-    list.push_str("special:\"</s>\"\n\n");
-    sieve_vocab::plain::parse(list.as_bytes(), &Default::default()).expect("valid list")
+    let samples: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
+    sieve_testkit::substring_vocabulary(&samples, 5, Some(1500))
 }
 
 /// `grammar` compiled against `vocab` with default options.
 fn compile(grammar: &Grammar, vocab: Arc<Vocabulary>) -> Arc<CompiledGrammar> {
     let tokenizer = Arc::new(Tokenizer::new(vocab));
     Arc::new(CompiledGrammar::new(grammar, tokenizer, &Options::default()).expect("compiles"))
-}
-
-/// Greedy longest-match tokenisation (any tokenisation will do for a walk).
-fn tokenize(vocab: &Vocabulary, text: &[u8]) -> Vec<u32> {
-    let mut by_bytes: HashMap<&[u8], u32> = HashMap::new();
-    for id in 0..vocab.n_vocab() as u32 {
-        let token = vocab.token(id).expect("in range");
-        if !vocab.is_special(token) {
-            by_bytes.entry(vocab.bytes(token)).or_insert(id);
-        }
-    }
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < text.len() {
-        let len = (1..=text.len() - at)
-            .rev()
-            .find(|&len| by_bytes.contains_key(&text[at..at + len]))
-            .expect("single bytes are tokens");
-        out.push(by_bytes[&text[at..at + len]]);
-        at += len;
-    }
-    out
 }
 
 fn mask_of(matcher: &mut Matcher) -> Vec<u32> {
@@ -181,7 +138,7 @@ fn masks_equal_brute_force_on_every_grammar_with_a_synthetic_vocabulary() {
         for (i, sentence) in sentences.iter().enumerate().take(3) {
             walk(
                 &compiled,
-                &tokenize(&vocab, sentence),
+                &greedy_tokenize(&vocab, sentence),
                 &format!("{} #{i}", path.display()),
             );
         }
@@ -200,7 +157,10 @@ fn masks_equal_brute_force_with_the_embedded_gpt2_vocabulary() {
         let grammar = compile_file(&path);
         let compiled = compile(&grammar, vocab.clone());
         let sentence = samples(&grammar, 3).into_iter().next().expect("a sample");
-        let tokens: Vec<u32> = tokenize(&vocab, &sentence).into_iter().take(12).collect();
+        let tokens: Vec<u32> = greedy_tokenize(&vocab, &sentence)
+            .into_iter()
+            .take(12)
+            .collect();
         // Walk a prefix: check every step, without requiring EOS at the end.
         let mut matcher = Matcher::new(compiled.clone());
         for (step, &token) in tokens.iter().enumerate() {
@@ -232,7 +192,7 @@ fn masks_stay_exact_when_the_cache_budget_is_spent() {
         let compiled =
             Arc::new(CompiledGrammar::new(&grammar, tokenizer, &options).expect("compiles"));
         for sentence in &sentences {
-            walk(&compiled, &tokenize(&vocab, sentence), name);
+            walk(&compiled, &greedy_tokenize(&vocab, sentence), name);
         }
     }
 }
@@ -264,7 +224,7 @@ fn masks_equal_brute_force_on_every_grammar_with_o200k_base() {
         for (i, sentence) in sentences.iter().enumerate() {
             walk(
                 &compiled,
-                &tokenize(&vocab, sentence),
+                &greedy_tokenize(&vocab, sentence),
                 &format!("o200k_base {} #{i}", path.display()),
             );
         }
@@ -287,7 +247,7 @@ fn masks_agree_with_the_reference_recogniser() {
         let vocab = Arc::new(synthetic_vocab(&sentences));
         let compiled = compile(&grammar, vocab.clone());
         let sentence = &sentences[0];
-        let tokens = tokenize(&vocab, sentence);
+        let tokens = greedy_tokenize(&vocab, sentence);
         let mut matcher = Matcher::new(compiled.clone());
         let mut output = Vec::new();
         for (step, &token) in tokens.iter().enumerate().take(4) {

@@ -1,4 +1,6 @@
-//! Test support shared by the suites of several crates: the grammars shipped in `grammars/`.
+//! Test support shared by the suites of several crates: the grammars shipped in `grammars/`,
+//! and small vocabularies with a tokenizer for mask walks ([`substring_vocabulary`],
+//! [`greedy_tokenize`]).
 //!
 //! Only dev-dependencies use this crate. Its functions panic with a clear message on a missing
 //! or broken corpus file, since that is a broken test set-up, not an input to report.
@@ -6,7 +8,11 @@
 //! Convention: a grammar file may name its root rule on a line `# sieve: root=NAME`
 //! (otherwise the root is `root`).
 
+mod vocab;
+
 use std::path::{Path, PathBuf};
+
+pub use vocab::{greedy_tokenize, substring_vocabulary};
 
 use sieve_ir::Grammar;
 
