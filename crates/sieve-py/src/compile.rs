@@ -207,15 +207,8 @@ pub fn compile_grammar(
     let name = "<grammar>";
     let gbnf_options = sieve_gbnf::Options::with_root(root_rule.to_owned());
     let front = py.detach(|| {
-        sieve_gbnf::compile(grammar, &gbnf_options).map_err(|errors| {
-            let source = SourceFile::new(name, grammar);
-            let rendered: Vec<String> = errors
-                .as_slice()
-                .iter()
-                .map(|e| source.render_error(e))
-                .collect();
-            rendered.concat().trim_end().to_owned()
-        })
+        sieve_gbnf::compile(grammar, &gbnf_options)
+            .map_err(|errors| render_all(name, grammar, errors.as_slice()))
     });
     finish(py, tokenizer, name, front, &options, Vec::new())
 }
@@ -260,15 +253,8 @@ pub fn compile_lark(
     let options = options_or_default(ahead_of_time)?;
     let name = "<lark>";
     let front = py.detach(|| {
-        sieve_lark::compile(grammar, &sieve_lark::Options::default()).map_err(|errors| {
-            let source = SourceFile::new(name, grammar);
-            let rendered: Vec<String> = errors
-                .as_slice()
-                .iter()
-                .map(|e| source.render_error(e))
-                .collect();
-            rendered.concat().trim_end().to_owned()
-        })
+        sieve_lark::compile(grammar, &sieve_lark::Options::default())
+            .map_err(|errors| render_all(name, grammar, errors.as_slice()))
     });
     finish(py, tokenizer, name, front, &options, Vec::new())
 }
@@ -295,6 +281,14 @@ pub fn compile_structural_tag(
             .map_err(|e| format!("{name}: {e}"))
     });
     finish(py, tokenizer, name, front, &options, Vec::new())
+}
+
+/// Every error rendered against `text` (its line, column, the line and a caret), one after
+/// another.
+fn render_all<E: sieve_diagnostics::Located>(name: &str, text: &str, errors: &[E]) -> String {
+    let source = SourceFile::new(name, text);
+    let rendered: String = errors.iter().map(|e| source.render_error(e)).collect();
+    rendered.trim_end().to_owned()
 }
 
 fn options_or_default(ahead_of_time: Option<&Bound<'_, PyAny>>) -> PyResult<Options> {
