@@ -39,6 +39,26 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
         "sieve-earley",
         &["sieve-ir", "sieve-fsm", "sieve-backend", "sieve-vocab"],
     ),
+    (
+        "sieve-lr",
+        &[
+            "sieve-ir",
+            "sieve-normalize",
+            "sieve-fsm",
+            "sieve-backend",
+            "sieve-vocab",
+        ],
+    ),
+    (
+        "sieve-tokendfa",
+        &[
+            "sieve-ir",
+            "sieve-normalize",
+            "sieve-fsm",
+            "sieve-backend",
+            "sieve-vocab",
+        ],
+    ),
     ("sieve-tokencache", &["sieve-backend", "sieve-vocab"]),
     (
         "sieve-testkit",
@@ -52,6 +72,8 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
             "sieve-fsm",
             "sieve-backend",
             "sieve-earley",
+            "sieve-lr",
+            "sieve-tokendfa",
             "sieve-tokencache",
             "sieve-vocab",
         ],
