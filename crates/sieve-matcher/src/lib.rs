@@ -44,6 +44,7 @@ mod engine;
 mod error;
 mod matcher;
 pub mod pipeline;
+pub mod speculative;
 
 pub use batch::{
     fill_next_token_bitmasks, fill_next_token_bitmasks_at, BatchError, PARALLEL_MIN_BATCH,
@@ -58,3 +59,7 @@ pub use matcher::Matcher;
 pub use sieve_backend::LimitError;
 pub use sieve_tokencache::{CacheStats, StoreStats};
 pub use sieve_vocab::TokenId;
+pub use speculative::{
+    fill_draft_tree_bitmasks_batch, validate_tokens_batch, DraftChainMasks, DraftError, DraftTree,
+    DraftTreeError, DraftTreeMasks, NodeState,
+};
