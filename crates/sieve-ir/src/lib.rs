@@ -34,6 +34,7 @@ pub mod expr;
 mod grammar;
 mod id;
 pub mod reference;
+pub mod sugar;
 pub mod verify;
 
 pub use class::ByteClass;
