@@ -9,6 +9,8 @@
 //! | `CompiledGrammar` | `Arc<sieve_matcher::CompiledGrammar>` and the schema's warnings |
 //! | `Matcher` | `sieve_matcher::Matcher` |
 //! | `fill_next_token_bitmasks` | `sieve_matcher::fill_next_token_bitmasks` |
+//! | `Matcher.fill_draft_bitmasks`, `Matcher.traverse_draft_tree`, `Matcher.fill_draft_tree_bitmasks` | `sieve_matcher::Matcher::fill_draft_bitmasks`, `…::fill_draft_tree_bitmasks` with a `DraftTree` |
+//! | `validate_tokens_batch` | `sieve_matcher::validate_tokens_batch` |
 //!
 //! # Invariants
 //!
@@ -67,5 +69,6 @@ fn _sieve(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile::compile_lark, m)?)?;
     m.add_function(wrap_pyfunction!(compile::compile_structural_tag, m)?)?;
     m.add_function(wrap_pyfunction!(bitmask::fill_next_token_bitmasks, m)?)?;
+    m.add_function(wrap_pyfunction!(matcher::validate_tokens_batch, m)?)?;
     Ok(())
 }

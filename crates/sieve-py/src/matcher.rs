@@ -8,7 +8,7 @@
 
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
-use sieve_matcher::MatcherError;
+use sieve_matcher::{DraftError, DraftTree, MatcherError, NodeState};
 
 use crate::bitmask::with_rows;
 use crate::compile::CompiledGrammar;
@@ -170,6 +170,74 @@ impl Matcher {
         self.inner.validate_tokens(&ids).map_err(matcher_error)
     }
 
+    /// Fills row ``i`` of ``bitmask`` (2-D, at least ``len(draft_tokens) + 1`` rows) with
+    /// the mask after the first ``i`` tokens of ``draft_tokens``, without changing the
+    /// matcher, stopping at the first token the matcher refuses (the rows after it are
+    /// zero). Returns how many leading draft tokens were accepted.
+    fn fill_draft_bitmasks(
+        &mut self,
+        py: Python<'_>,
+        draft_tokens: Vec<i64>,
+        bitmask: &Bound<'_, PyAny>,
+    ) -> PyResult<usize> {
+        let draft = draft_ids(&draft_tokens, 0)?;
+        let inner = &mut self.inner;
+        with_rows(bitmask, |words, _, words_per_row| {
+            let outcome = py
+                .detach(|| inner.fill_draft_bitmasks(&draft, words, words_per_row))
+                .map_err(draft_error)?;
+            Ok(outcome.accepted)
+        })
+    }
+
+    /// XGrammar's ``traverse_draft_tree``: node ``i`` of a draft tree has token
+    /// ``draft_tokens[i]``, first child ``retrieve_next_token[i]`` and next sibling
+    /// ``retrieve_next_sibling[i]`` (``-1`` for none); node 0 is the root, the matcher as it
+    /// is (its token is not read). Fills row ``i`` of ``bitmask`` with node ``i``'s mask
+    /// (the mask after the path from the root; zero when the path is refused) without
+    /// changing the matcher, and returns which nodes were accepted.
+    fn traverse_draft_tree(
+        &mut self,
+        py: Python<'_>,
+        retrieve_next_token: Vec<i64>,
+        retrieve_next_sibling: Vec<i64>,
+        draft_tokens: Vec<i64>,
+        bitmask: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<bool>> {
+        let tokens = draft_ids(&draft_tokens, 1)?;
+        let tree = DraftTree::from_next_token_and_sibling(
+            &tokens,
+            &retrieve_next_token,
+            &retrieve_next_sibling,
+        )
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        self.fill_tree(py, &tree, bitmask)
+    }
+
+    /// The masks of a draft tree given by each node's parent (``parents[0] == -1``, the
+    /// root; every other node's parent comes before it), as ``traverse_draft_tree``.
+    fn fill_draft_tree_bitmasks(
+        &mut self,
+        py: Python<'_>,
+        draft_tokens: Vec<i64>,
+        parents: Vec<i64>,
+        bitmask: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<bool>> {
+        let tokens = draft_ids(&draft_tokens, 1)?;
+        let parents = parents
+            .iter()
+            .map(|&p| match p {
+                -1 => Ok(None),
+                p => usize::try_from(p)
+                    .map(Some)
+                    .map_err(|_| PyValueError::new_err(format!("parent {p}: a node index or -1"))),
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let tree = DraftTree::from_parents(&tokens, &parents)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        self.fill_tree(py, &tree, bitmask)
+    }
+
     /// The longest string every continuation of the output starts with (for jump-forward
     /// decoding; at most 4,096 bytes, cut to whole UTF-8 characters): empty when the output
     /// may end here or more than one byte may follow.
@@ -193,4 +261,84 @@ impl Matcher {
             self.inner.is_terminated()
         )
     }
+}
+
+impl Matcher {
+    /// `tree`'s masks into the rows of `bitmask`; which nodes were accepted.
+    fn fill_tree(
+        &mut self,
+        py: Python<'_>,
+        tree: &DraftTree,
+        bitmask: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<bool>> {
+        let inner = &mut self.inner;
+        with_rows(bitmask, |words, _, words_per_row| {
+            let outcome = py
+                .detach(|| inner.fill_draft_tree_bitmasks(tree, words, words_per_row))
+                .map_err(draft_error)?;
+            Ok(outcome
+                .states()
+                .iter()
+                .map(|&s| s == NodeState::Accepted)
+                .collect())
+        })
+    }
+}
+
+/// Draft token ids as the matcher takes them: the first `skip` (a tree's root, whose token is
+/// never read) as they come, the others checked to be ids (the matcher checks them against
+/// the vocabulary and names the node).
+fn draft_ids(ids: &[i64], skip: usize) -> PyResult<Vec<u32>> {
+    ids.iter()
+        .enumerate()
+        .map(|(index, &id)| match u32::try_from(id) {
+            Ok(id) => Ok(id),
+            Err(_) if index < skip => Ok(0),
+            Err(_) => Err(PyValueError::new_err(format!(
+                "draft token {index} is {id}: not a token id"
+            ))),
+        })
+        .collect()
+}
+
+/// The Python exception for refused draft masks.
+fn draft_error(error: DraftError) -> PyErr {
+    match error {
+        DraftError::Matcher(error) => matcher_error(error),
+        other => PyValueError::new_err(other.to_string()),
+    }
+}
+
+/// ``matchers[i].validate_tokens(drafts[i])`` for every ``i``, across threads (from 16
+/// matchers on) with the GIL released: how many leading tokens of each draft its matcher
+/// would accept, the matchers unchanged. Raises ``ValueError`` when the lengths differ or an
+/// id is outside the vocabulary, ``LimitError`` on a recogniser limit, ``RuntimeError`` when
+/// a matcher appears twice.
+#[pyfunction]
+pub fn validate_tokens_batch(
+    py: Python<'_>,
+    matchers: Vec<PyRefMut<'_, Matcher>>,
+    drafts: Vec<Vec<i64>>,
+) -> PyResult<Vec<usize>> {
+    let mut matchers = matchers;
+    let drafts = drafts
+        .iter()
+        .map(|draft| draft_ids(draft, 0))
+        .collect::<PyResult<Vec<_>>>()?;
+    let mut inner: Vec<&mut sieve_matcher::Matcher> =
+        matchers.iter_mut().map(|m| &mut m.inner).collect();
+    let results = py
+        .detach(|| sieve_matcher::validate_tokens_batch(&mut inner, &drafts))
+        .map_err(draft_error)?;
+    results
+        .into_iter()
+        .enumerate()
+        .map(|(index, result)| {
+            result.map_err(|e| {
+                let error = matcher_error(e);
+                let message = format!("matcher {index}: {}", error.value(py));
+                PyErr::from_type(error.get_type(py), message)
+            })
+        })
+        .collect()
 }

@@ -30,6 +30,7 @@ from ._sieve import (
     compile_regex,
     compile_structural_tag,
     fill_next_token_bitmasks,
+    validate_tokens_batch,
 )
 
 __all__ = [
@@ -47,4 +48,5 @@ __all__ = [
     "compile_regex",
     "compile_structural_tag",
     "fill_next_token_bitmasks",
+    "validate_tokens_batch",
 ]

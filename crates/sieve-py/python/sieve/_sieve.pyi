@@ -15,6 +15,7 @@ __all__ = [
     "compile_regex",
     "compile_structural_tag",
     "fill_next_token_bitmasks",
+    "validate_tokens_batch",
 ]
 
 class CompileError(ValueError):
@@ -112,8 +113,22 @@ class Matcher:
     def can_terminate(self) -> bool: ...
     def fork(self) -> Matcher: ...
     def validate_tokens(self, token_ids: Sequence[int]) -> int: ...
+    def fill_draft_bitmasks(self, draft_tokens: Sequence[int], bitmask: Any) -> int: ...
+    def traverse_draft_tree(
+        self,
+        retrieve_next_token: Sequence[int],
+        retrieve_next_sibling: Sequence[int],
+        draft_tokens: Sequence[int],
+        bitmask: Any,
+    ) -> List[bool]: ...
+    def fill_draft_tree_bitmasks(
+        self, draft_tokens: Sequence[int], parents: Sequence[int], bitmask: Any
+    ) -> List[bool]: ...
     def find_jump_forward_string(self) -> str: ...
 
 def fill_next_token_bitmasks(
     matchers: Sequence[Matcher], bitmask: Any, indices: Sequence[int] | None = None
 ) -> None: ...
+def validate_tokens_batch(
+    matchers: Sequence[Matcher], drafts: Sequence[Sequence[int]]
+) -> List[int]: ...
