@@ -9,8 +9,9 @@
 //! | `CompiledGrammar` | `Arc<sieve_matcher::CompiledGrammar>` and the schema's warnings |
 //! | `Matcher` | `sieve_matcher::Matcher` |
 //! | `fill_next_token_bitmasks` | `sieve_matcher::fill_next_token_bitmasks` |
-//! | `Matcher.fill_draft_bitmasks`, `Matcher.traverse_draft_tree`, `Matcher.fill_draft_tree_bitmasks` | `sieve_matcher::Matcher::fill_draft_bitmasks`, `…::fill_draft_tree_bitmasks` with a `DraftTree` |
-//! | `validate_tokens_batch` | `sieve_matcher::validate_tokens_batch` |
+//! | `DraftTree` | `sieve_matcher::DraftTree` |
+//! | `Matcher.fill_draft_bitmasks`, `.traverse_draft_tree`, `.fill_draft_tree_bitmasks` | `sieve_matcher::Matcher::fill_draft_bitmasks`, `…::fill_draft_tree_bitmasks` |
+//! | `fill_draft_tree_bitmasks_batch`, `validate_tokens_batch` | the functions of the same names |
 //!
 //! # Invariants
 //!
@@ -27,6 +28,7 @@
 mod bitmask;
 mod compile;
 mod matcher;
+mod speculative;
 mod tokenizer;
 
 use pyo3::prelude::*;
@@ -69,6 +71,11 @@ fn _sieve(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile::compile_lark, m)?)?;
     m.add_function(wrap_pyfunction!(compile::compile_structural_tag, m)?)?;
     m.add_function(wrap_pyfunction!(bitmask::fill_next_token_bitmasks, m)?)?;
-    m.add_function(wrap_pyfunction!(matcher::validate_tokens_batch, m)?)?;
+    m.add_class::<speculative::DraftTree>()?;
+    m.add_function(wrap_pyfunction!(
+        speculative::fill_draft_tree_bitmasks_batch,
+        m
+    )?)?;
+    m.add_function(wrap_pyfunction!(speculative::validate_tokens_batch, m)?)?;
     Ok(())
 }

@@ -8,10 +8,11 @@
 
 use pyo3::exceptions::{PyIndexError, PyValueError};
 use pyo3::prelude::*;
-use sieve_matcher::{DraftError, DraftTree, MatcherError, NodeState};
+use sieve_matcher::MatcherError;
 
 use crate::bitmask::with_rows;
 use crate::compile::CompiledGrammar;
+use crate::speculative::{accepted_nodes, draft_error, draft_ids, DraftTree};
 use crate::LimitError;
 
 /// The most bytes ``find_jump_forward_string`` returns.
@@ -204,38 +205,19 @@ impl Matcher {
         draft_tokens: Vec<i64>,
         bitmask: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<bool>> {
-        let tokens = draft_ids(&draft_tokens, 1)?;
-        let tree = DraftTree::from_next_token_and_sibling(
-            &tokens,
-            &retrieve_next_token,
-            &retrieve_next_sibling,
-        )
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        self.fill_tree(py, &tree, bitmask)
+        let tree = DraftTree::from_links(retrieve_next_token, retrieve_next_sibling, draft_tokens)?;
+        self.fill_tree(py, &tree.inner, bitmask)
     }
 
-    /// The masks of a draft tree given by each node's parent (``parents[0] == -1``, the
-    /// root; every other node's parent comes before it), as ``traverse_draft_tree``.
+    /// The masks of ``tree`` (a ``sieve.DraftTree``), as ``traverse_draft_tree``: row ``i``
+    /// of ``bitmask`` is node ``i``'s mask; returns which nodes were accepted.
     fn fill_draft_tree_bitmasks(
         &mut self,
         py: Python<'_>,
-        draft_tokens: Vec<i64>,
-        parents: Vec<i64>,
+        tree: &DraftTree,
         bitmask: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<bool>> {
-        let tokens = draft_ids(&draft_tokens, 1)?;
-        let parents = parents
-            .iter()
-            .map(|&p| match p {
-                -1 => Ok(None),
-                p => usize::try_from(p)
-                    .map(Some)
-                    .map_err(|_| PyValueError::new_err(format!("parent {p}: a node index or -1"))),
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        let tree = DraftTree::from_parents(&tokens, &parents)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        self.fill_tree(py, &tree, bitmask)
+        self.fill_tree(py, &tree.inner, bitmask)
     }
 
     /// The longest string every continuation of the output starts with (for jump-forward
@@ -268,7 +250,7 @@ impl Matcher {
     fn fill_tree(
         &mut self,
         py: Python<'_>,
-        tree: &DraftTree,
+        tree: &sieve_matcher::DraftTree,
         bitmask: &Bound<'_, PyAny>,
     ) -> PyResult<Vec<bool>> {
         let inner = &mut self.inner;
@@ -276,69 +258,7 @@ impl Matcher {
             let outcome = py
                 .detach(|| inner.fill_draft_tree_bitmasks(tree, words, words_per_row))
                 .map_err(draft_error)?;
-            Ok(outcome
-                .states()
-                .iter()
-                .map(|&s| s == NodeState::Accepted)
-                .collect())
+            Ok(accepted_nodes(&outcome))
         })
     }
-}
-
-/// Draft token ids as the matcher takes them: the first `skip` (a tree's root, whose token is
-/// never read) as they come, the others checked to be ids (the matcher checks them against
-/// the vocabulary and names the node).
-fn draft_ids(ids: &[i64], skip: usize) -> PyResult<Vec<u32>> {
-    ids.iter()
-        .enumerate()
-        .map(|(index, &id)| match u32::try_from(id) {
-            Ok(id) => Ok(id),
-            Err(_) if index < skip => Ok(0),
-            Err(_) => Err(PyValueError::new_err(format!(
-                "draft token {index} is {id}: not a token id"
-            ))),
-        })
-        .collect()
-}
-
-/// The Python exception for refused draft masks.
-fn draft_error(error: DraftError) -> PyErr {
-    match error {
-        DraftError::Matcher(error) => matcher_error(error),
-        other => PyValueError::new_err(other.to_string()),
-    }
-}
-
-/// ``matchers[i].validate_tokens(drafts[i])`` for every ``i``, across threads (from 16
-/// matchers on) with the GIL released: how many leading tokens of each draft its matcher
-/// would accept, the matchers unchanged. Raises ``ValueError`` when the lengths differ or an
-/// id is outside the vocabulary, ``LimitError`` on a recogniser limit, ``RuntimeError`` when
-/// a matcher appears twice.
-#[pyfunction]
-pub fn validate_tokens_batch(
-    py: Python<'_>,
-    matchers: Vec<PyRefMut<'_, Matcher>>,
-    drafts: Vec<Vec<i64>>,
-) -> PyResult<Vec<usize>> {
-    let mut matchers = matchers;
-    let drafts = drafts
-        .iter()
-        .map(|draft| draft_ids(draft, 0))
-        .collect::<PyResult<Vec<_>>>()?;
-    let mut inner: Vec<&mut sieve_matcher::Matcher> =
-        matchers.iter_mut().map(|m| &mut m.inner).collect();
-    let results = py
-        .detach(|| sieve_matcher::validate_tokens_batch(&mut inner, &drafts))
-        .map_err(draft_error)?;
-    results
-        .into_iter()
-        .enumerate()
-        .map(|(index, result)| {
-            result.map_err(|e| {
-                let error = matcher_error(e);
-                let message = format!("matcher {index}: {}", error.value(py));
-                PyErr::from_type(error.get_type(py), message)
-            })
-        })
-        .collect()
 }

@@ -21,6 +21,7 @@ from ._logits import LogitsProcessor
 from ._sieve import (
     CompiledGrammar,
     CompileError,
+    DraftTree,
     LimitError,
     Matcher,
     Tokenizer,
@@ -29,6 +30,7 @@ from ._sieve import (
     compile_lark,
     compile_regex,
     compile_structural_tag,
+    fill_draft_tree_bitmasks_batch,
     fill_next_token_bitmasks,
     validate_tokens_batch,
 )
@@ -36,6 +38,7 @@ from ._sieve import (
 __all__ = [
     "CompileError",
     "CompiledGrammar",
+    "DraftTree",
     "LimitError",
     "LogitsProcessor",
     "Matcher",
@@ -47,6 +50,7 @@ __all__ = [
     "compile_lark",
     "compile_regex",
     "compile_structural_tag",
+    "fill_draft_tree_bitmasks_batch",
     "fill_next_token_bitmasks",
     "validate_tokens_batch",
 ]

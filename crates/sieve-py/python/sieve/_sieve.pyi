@@ -6,6 +6,7 @@ from typing import Any, List, Optional, Sequence, Union, final
 __all__ = [
     "CompileError",
     "CompiledGrammar",
+    "DraftTree",
     "LimitError",
     "Matcher",
     "Tokenizer",
@@ -14,6 +15,7 @@ __all__ = [
     "compile_lark",
     "compile_regex",
     "compile_structural_tag",
+    "fill_draft_tree_bitmasks_batch",
     "fill_next_token_bitmasks",
     "validate_tokens_batch",
 ]
@@ -98,6 +100,22 @@ def compile_structural_tag(
 ) -> CompiledGrammar: ...
 
 @final
+class DraftTree:
+    """A tree of draft tokens: node 0 the root (the matcher as it is), every other node a
+    draft token following its parent. Immutable."""
+
+    def __new__(cls, draft_tokens: Sequence[int], parents: Sequence[int]) -> DraftTree: ...
+    @staticmethod
+    def from_links(
+        retrieve_next_token: Sequence[int],
+        retrieve_next_sibling: Sequence[int],
+        draft_tokens: Sequence[int],
+    ) -> DraftTree: ...
+    @staticmethod
+    def chain(draft_tokens: Sequence[int]) -> DraftTree: ...
+    def __len__(self) -> int: ...
+
+@final
 class Matcher:
     """The output of one request, checked token by token against a compiled grammar."""
 
@@ -121,14 +139,15 @@ class Matcher:
         draft_tokens: Sequence[int],
         bitmask: Any,
     ) -> List[bool]: ...
-    def fill_draft_tree_bitmasks(
-        self, draft_tokens: Sequence[int], parents: Sequence[int], bitmask: Any
-    ) -> List[bool]: ...
+    def fill_draft_tree_bitmasks(self, tree: DraftTree, bitmask: Any) -> List[bool]: ...
     def find_jump_forward_string(self) -> str: ...
 
 def fill_next_token_bitmasks(
     matchers: Sequence[Matcher], bitmask: Any, indices: Sequence[int] | None = None
 ) -> None: ...
+def fill_draft_tree_bitmasks_batch(
+    matchers: Sequence[Matcher], trees: Sequence[DraftTree], bitmask: Any
+) -> List[List[bool]]: ...
 def validate_tokens_batch(
     matchers: Sequence[Matcher], drafts: Sequence[Sequence[int]]
 ) -> List[int]: ...

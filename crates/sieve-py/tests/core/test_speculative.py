@@ -1,7 +1,7 @@
 """Speculative decoding: draft masks (chains, XGrammar's ``traverse_draft_tree`` layout and
 parent indices) equal the masks a fork gives after accepting each node's path and the
 byte-path oracle; the matcher is left as it was; bad input raises before anything is
-written; ``validate_tokens_batch`` equals ``validate_tokens`` one matcher at a time."""
+written; the batch calls equal one matcher at a time."""
 
 import random
 
@@ -113,7 +113,9 @@ def test_tree_rows_equal_forks_that_accepted_the_path(tok, token_bytes, max_toke
         tokens, parents = random_tree(matcher, tok, 18, rng)
         before = state(matcher, words)
         by_parents = np.full((len(tokens) + 1, words), SENTINEL, dtype=np.int32)
-        accepted = matcher.fill_draft_tree_bitmasks(tokens, parents, by_parents)
+        tree = sieve.DraftTree(tokens, parents)
+        assert len(tree) == len(tokens)
+        accepted = matcher.fill_draft_tree_bitmasks(tree, by_parents)
         assert state(matcher, words) == before
         assert (by_parents[-1] == SENTINEL).all(), "rows past the tree are untouched"
         by_links = np.zeros((len(tokens), words), dtype=np.int32)
@@ -187,7 +189,13 @@ def test_bad_drafts_raise_and_write_nothing(tok):
     with pytest.raises(ValueError, match="need"):
         matcher.fill_draft_bitmasks([3, 3, 3, 3], rows)
     with pytest.raises(ValueError, match="parent comes before"):
-        matcher.fill_draft_tree_bitmasks([0, 3, 3], [-1, 2, 0], rows)
+        sieve.DraftTree([0, 3, 3], [-1, 2, 0])
+    with pytest.raises(ValueError, match="no parent"):
+        sieve.DraftTree([0, 3, 3], [-1, 0, -1])
+    with pytest.raises(ValueError, match="node index or -1"):
+        sieve.DraftTree([0, 3], [-1, -7])
+    with pytest.raises(ValueError, match="unknown token id 9999"):
+        matcher.fill_draft_tree_bitmasks(sieve.DraftTree([0, 3, 9999], [-1, 0, 0]), rows)
     with pytest.raises(ValueError, match="reached twice"):
         matcher.traverse_draft_tree([1, 2, 1], [-1, -1, -1], [0, 3, 3], rows)
     with pytest.raises(ValueError, match="not reached"):
@@ -217,3 +225,33 @@ def test_validate_tokens_batch_equals_one_at_a_time(tok):
         sieve.validate_tokens_batch(matchers, drafts[:2])
     with pytest.raises(ValueError, match="unknown token id"):
         sieve.validate_tokens_batch(matchers[:1], [[10**6]])
+
+
+def test_batch_trees_equal_one_matcher_at_a_time(tok):
+    compiled = sieve.compile_json_schema(tok, SCHEMA)
+    other = sieve.compile_regex(tok, "[a-z]{2,9}")
+    words = (tok.vocab_size + 31) // 32
+    rng = random.Random(11)
+    for count in (1, 5, 24):
+        matchers, trees = [], []
+        for i in range(count):
+            matcher = sieve.Matcher(compiled if i % 2 else other)
+            tokens, parents = random_tree(matcher, tok, 1 + rng.randrange(9), rng)
+            matchers.append(matcher)
+            trees.append(sieve.DraftTree(tokens, parents))
+        rows = sum(len(t) for t in trees)
+        expected = np.zeros((rows, words), dtype=np.int32)
+        accepted, at = [], 0
+        for matcher, tree in zip(matchers, trees):
+            accepted.append(matcher.fill_draft_tree_bitmasks(tree, expected[at : at + len(tree)]))
+            at += len(tree)
+        bitmask = np.full((rows + 1, words), SENTINEL, dtype=np.int32)
+        assert sieve.fill_draft_tree_bitmasks_batch(matchers, trees, bitmask) == accepted
+        assert (bitmask[:rows] == expected).all()
+        assert (bitmask[rows] == SENTINEL).all()
+    chain = sieve.DraftTree.chain([3, 4])
+    assert len(chain) == 3
+    with pytest.raises(ValueError, match="drafts"):
+        sieve.fill_draft_tree_bitmasks_batch(matchers, trees[:1], bitmask)
+    with pytest.raises(ValueError, match="need"):
+        sieve.fill_draft_tree_bitmasks_batch(matchers, trees, bitmask[:2])
