@@ -1,0 +1,248 @@
+//! [`TokenDfa`] behind the backend seam: keys are DFA states (bare, no contexts), and
+//! [`TokenDfaRecognizer`] is a stack of DFA states.
+//!
+//! # Invariants
+//!
+//! - A recogniser's stack holds the start state and then the state after each consumed
+//!   byte; a push adds one state or changes nothing, a pop truncates.
+//! - [`Backend::classify`] leaves nothing uncertain, so the token cache never walks the trie
+//!   with the recogniser: a mask is the union of one stored classification.
+
+use std::sync::Arc;
+
+use sieve_backend::{Backend, Classification, Fingerprint, Key, LimitError, Recognizer, TokenSet};
+use sieve_fsm::GrammarFsms;
+use sieve_ir::ByteClass;
+use sieve_vocab::TokenTrie;
+
+use crate::automaton::TokenAutomaton;
+use crate::completion::{CompletionTable, UNREACHABLE};
+use crate::dfa::{ByteDfa, DEAD};
+use crate::walk::{walk, Visit};
+use crate::{Config, TokenDfaError};
+
+/// The compiled whole-constraint DFA (see the crate docs): the tables shared by every
+/// [`TokenDfaRecognizer`] made from it.
+#[derive(Debug)]
+pub struct TokenDfa {
+    dfa: ByteDfa,
+    /// Per state: the bytes with a transition.
+    allowed: Vec<ByteClass>,
+    config: Config,
+}
+
+impl TokenDfa {
+    /// The minimal DFA of `fsms`'s root rule, every reference inlined.
+    ///
+    /// # Errors
+    /// [`TokenDfaError::Recursive`] when a rule the root reaches references itself, directly
+    /// or not; [`TokenDfaError::StateLimit`] when an automaton would exceed
+    /// [`Config::state_limit`].
+    pub fn new(fsms: &GrammarFsms, config: Config) -> Result<TokenDfa, TokenDfaError> {
+        let dfa = crate::compose::whole_dfa(fsms, &config)?;
+        let allowed = (0..dfa.state_count() as u32)
+            .map(|s| {
+                let mut class = ByteClass::default();
+                for b in 0..=255u8 {
+                    if dfa.next(s, b) != DEAD {
+                        class.insert(b);
+                    }
+                }
+                class
+            })
+            .collect();
+        Ok(TokenDfa {
+            dfa,
+            allowed,
+            config,
+        })
+    }
+
+    /// The start state (always `0`).
+    pub fn start(&self) -> u32 {
+        0
+    }
+
+    /// The number of DFA states.
+    pub fn dfa_state_count(&self) -> usize {
+        self.dfa.state_count()
+    }
+
+    /// The number of byte classes the DFA's table is laid out over.
+    pub fn class_count(&self) -> usize {
+        self.dfa.class_count()
+    }
+
+    /// Whether `state` accepts.
+    ///
+    /// # Panics
+    /// When `state` is not below [`TokenDfa::dfa_state_count`].
+    pub fn is_accepting(&self, state: u32) -> bool {
+        self.dfa.is_accepting(state)
+    }
+
+    /// The state after `byte` from `state`, or `None` when no sentence continues that way.
+    ///
+    /// # Panics
+    /// When `state` is not below [`TokenDfa::dfa_state_count`].
+    pub fn next_state(&self, state: u32, byte: u8) -> Option<u32> {
+        let t = self.dfa.next(state, byte);
+        (t != DEAD).then_some(t)
+    }
+
+    /// Heap bytes of the DFA's tables.
+    pub fn heap_bytes(&self) -> usize {
+        self.dfa.heap_bytes() + self.allowed.len() * std::mem::size_of::<ByteClass>()
+    }
+
+    /// The token-level automaton of this DFA and `trie`'s text tokens, built ahead of time.
+    ///
+    /// # Errors
+    /// [`TokenDfaError::TokenAutomatonTooLarge`] past [`Config::token_automaton_bytes`];
+    /// masks then come state by state from [`Backend::classify`] through the token cache.
+    pub fn token_automaton(&self, trie: &TokenTrie) -> Result<TokenAutomaton, TokenDfaError> {
+        TokenAutomaton::build(&self.dfa, trie, self.config.get_token_automaton_bytes())
+    }
+
+    /// The completion table read off a token automaton of this DFA (equal to
+    /// [`Backend::completion_table`] for the same trie, without walking it again).
+    ///
+    /// # Panics
+    /// When `automaton` was built from another DFA (its state count differs).
+    pub fn completion_table_from(&self, automaton: &TokenAutomaton) -> CompletionTable {
+        assert_eq!(automaton.state_count(), self.dfa.state_count());
+        CompletionTable::from_automaton(&self.dfa, automaton)
+    }
+}
+
+/// The per-request state of a [`TokenDfa`]: the DFA state after each consumed byte.
+#[derive(Clone, Debug)]
+pub struct TokenDfaRecognizer {
+    dfa: Arc<TokenDfa>,
+    /// The start state, then one state per consumed byte.
+    stack: Vec<u32>,
+}
+
+impl TokenDfaRecognizer {
+    /// The current DFA state.
+    pub fn state(&self) -> u32 {
+        *self.stack.last().expect("the start state is never popped")
+    }
+}
+
+impl Recognizer for TokenDfaRecognizer {
+    type Completion = CompletionTable;
+    /// The bound reads only the current state: nothing to keep.
+    type CompletionMemo = ();
+
+    fn push_byte(&mut self, byte: u8) -> Result<bool, LimitError> {
+        let next = self.dfa.dfa.next(self.state(), byte);
+        if next == DEAD {
+            return Ok(false);
+        }
+        self.stack.push(next);
+        Ok(true)
+    }
+
+    fn pop_bytes(&mut self, n: usize) {
+        assert!(n <= self.len(), "popping {n} of {} bytes", self.len());
+        self.stack.truncate(self.stack.len() - n);
+    }
+
+    fn len(&self) -> usize {
+        self.stack.len() - 1
+    }
+
+    fn can_finish(&self) -> bool {
+        self.dfa.dfa.is_accepting(self.state())
+    }
+
+    fn allowed_bytes(&self) -> ByteClass {
+        self.dfa.allowed[self.state() as usize]
+    }
+
+    fn states(&self, out: &mut Vec<u32>) {
+        out.push(self.state());
+    }
+
+    /// A DFA state decides every token by itself: the bare key.
+    fn contexts(&self, state: u32, out: &mut Vec<Key>) {
+        out.push(Key::bare(state));
+    }
+
+    fn completion_bound(&self, table: &CompletionTable) -> Option<u32> {
+        let d = table.distance(self.state());
+        (d != UNREACHABLE).then_some(d)
+    }
+
+    fn completion_memo(&self, _: &CompletionTable) {}
+
+    fn completion_bound_from(&self, table: &CompletionTable, _: &()) -> Option<u32> {
+        self.completion_bound(table)
+    }
+
+    fn completion_caps(&self, table: &CompletionTable, caps: &mut [u32]) {
+        table.caps(&self.dfa.dfa, self.state(), caps);
+    }
+}
+
+/// Collects a walk's tokens into a bitmask.
+struct Bits<'a>(&'a mut [u32]);
+
+impl Visit for Bits<'_> {
+    fn node(&mut self, trie: &TokenTrie, node: usize, _: u32) {
+        for pos in trie.tokens_at_node(node) {
+            let id = trie.token(pos).index();
+            self.0[id / 32] |= 1 << (id % 32);
+        }
+    }
+}
+
+impl Backend for TokenDfa {
+    type Recognizer = TokenDfaRecognizer;
+
+    fn recognizer(self: &Arc<Self>) -> TokenDfaRecognizer {
+        TokenDfaRecognizer {
+            dfa: self.clone(),
+            stack: vec![0],
+        }
+    }
+
+    fn state_count(&self) -> usize {
+        self.dfa.state_count()
+    }
+
+    /// States with a transition (every state but a final one with no way on).
+    fn is_scannable(&self, state: u32) -> bool {
+        !self.allowed[state as usize].is_empty()
+    }
+
+    /// Exact: the tokens the DFA accepts from the state, nothing uncertain.
+    fn classify(&self, key: Key, trie: &TokenTrie) -> Classification {
+        let mut bits = vec![0u32; trie.n_vocab().div_ceil(32)];
+        let mut stack = Vec::new();
+        if let Some(region) = walk(&self.dfa, trie, key.state, &mut stack, &mut Bits(&mut bits)) {
+            for (b, r) in bits.iter_mut().zip(&region.inside) {
+                *b |= r;
+            }
+        }
+        Classification {
+            accepted: TokenSet::from_bits(bits),
+            uncertain: Vec::new(),
+        }
+    }
+
+    /// The number of bytes the state has transitions for.
+    fn cost_hint(&self, state: u32) -> u32 {
+        self.allowed[state as usize].len() as u32
+    }
+
+    fn fingerprint(&self, state: u32) -> Option<Fingerprint> {
+        crate::fingerprint::fingerprint(&self.dfa, state)
+    }
+
+    /// Walks the trie from every state (the token automaton without its token lists).
+    fn completion_table(&self, trie: &TokenTrie) -> CompletionTable {
+        CompletionTable::new(&self.dfa, trie)
+    }
+}

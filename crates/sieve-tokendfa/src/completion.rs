@@ -1,0 +1,205 @@
+//! [`CompletionTable`]: for every DFA state, the fewest text tokens of one vocabulary that
+//! reach an accepting state — shortest paths over the token-level automaton — and the most
+//! of that over the states reachable from it by bytes (for the caps).
+//!
+//! The token graph's edges are the distinct successor states of each state's accepted
+//! tokens: from a [`TokenAutomaton`] when one is built, otherwise from the same walks
+//! without keeping the tokens (a state has at most as many distinct successors as the DFA
+//! has states, far fewer than tokens). Distances come from one breadth-first search
+//! backwards from the accepting states.
+//!
+//! # Invariants
+//!
+//! - `dist[s] == 0` iff `s` accepts; `dist[s] == u > 0` iff the shortest token path from `s`
+//!   to an accepting state has `u` tokens, so some accepted token leads to a state at
+//!   `u - 1` (the seam's descent contract); [`UNREACHABLE`] when no token path reaches one.
+//! - `far[s]` is at least `dist[q]` for every state `q` reachable from `s` by bytes
+//!   ([`UNREACHABLE`] counting as the most).
+
+use sieve_vocab::TokenTrie;
+
+use crate::automaton::TokenAutomaton;
+use crate::dfa::{ByteDfa, DEAD};
+use crate::walk::{walk, Visit};
+
+/// The distance of a state from which no token path reaches an accepting state.
+pub const UNREACHABLE: u32 = u32::MAX;
+
+/// Shortest completions counted in tokens of one vocabulary (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompletionTable {
+    dist: Vec<u32>,
+    far: Vec<u32>,
+}
+
+/// Collects the distinct successors of one state's tokens.
+struct Successors<'a> {
+    seen: &'a mut [bool],
+    out: &'a mut Vec<u32>,
+}
+
+impl Visit for Successors<'_> {
+    fn node(&mut self, _: &TokenTrie, _: usize, state: u32) {
+        if !self.seen[state as usize] {
+            self.seen[state as usize] = true;
+            self.out.push(state);
+        }
+    }
+}
+
+impl CompletionTable {
+    /// The table of `dfa` with the tokens of `trie`, walking the trie from every state.
+    pub(crate) fn new(dfa: &ByteDfa, trie: &TokenTrie) -> CompletionTable {
+        let n = dfa.state_count();
+        let mut seen = vec![false; n];
+        let mut stack = Vec::new();
+        let mut succ: Vec<Vec<u32>> = Vec::with_capacity(n);
+        for s in 0..n as u32 {
+            let mut out = Vec::new();
+            // Tokens of a loop region lead back to `s`: no edge a shortest path needs.
+            walk(
+                dfa,
+                trie,
+                s,
+                &mut stack,
+                &mut Successors {
+                    seen: &mut seen,
+                    out: &mut out,
+                },
+            );
+            for &t in &out {
+                seen[t as usize] = false;
+            }
+            succ.push(out);
+        }
+        CompletionTable::from_successors(dfa, &succ)
+    }
+
+    /// The table of `dfa` read off its token automaton.
+    pub(crate) fn from_automaton(dfa: &ByteDfa, automaton: &TokenAutomaton) -> CompletionTable {
+        let succ: Vec<Vec<u32>> = (0..automaton.state_count() as u32)
+            .map(|s| {
+                let mut out: Vec<u32> = automaton.edges(s).iter().map(|&(_, t)| t).collect();
+                out.sort_unstable();
+                out.dedup();
+                out
+            })
+            .collect();
+        CompletionTable::from_successors(dfa, &succ)
+    }
+
+    fn from_successors(dfa: &ByteDfa, succ: &[Vec<u32>]) -> CompletionTable {
+        let n = dfa.state_count();
+        let mut first = vec![0usize; n + 1];
+        for out in succ {
+            for &t in out {
+                first[t as usize + 1] += 1;
+            }
+        }
+        for s in 0..n {
+            first[s + 1] += first[s];
+        }
+        let mut fill = first.clone();
+        let mut pred = vec![0u32; first[n]];
+        for (s, out) in succ.iter().enumerate() {
+            for &t in out {
+                pred[fill[t as usize]] = s as u32;
+                fill[t as usize] += 1;
+            }
+        }
+        let mut dist = vec![UNREACHABLE; n];
+        let mut queue: Vec<u32> = (0..n as u32).filter(|&s| dfa.is_accepting(s)).collect();
+        for &s in &queue {
+            dist[s as usize] = 0;
+        }
+        let mut i = 0;
+        while i < queue.len() {
+            let t = queue[i] as usize;
+            for &s in &pred[first[t]..first[t + 1]] {
+                if dist[s as usize] == UNREACHABLE {
+                    dist[s as usize] = dist[t] + 1;
+                    queue.push(s);
+                }
+            }
+            i += 1;
+        }
+        let far = far(dfa, &dist);
+        CompletionTable { dist, far }
+    }
+
+    /// The fewest tokens from `state` to an accepting state, or [`UNREACHABLE`].
+    pub fn distance(&self, state: u32) -> u32 {
+        self.dist[state as usize]
+    }
+
+    /// At least [`CompletionTable::distance`] of every state reachable from `state` by bytes.
+    pub fn far(&self, state: u32) -> u32 {
+        self.far[state as usize]
+    }
+
+    /// Fills `caps` (see `Recognizer::completion_caps`) for a recogniser in `state`: a
+    /// breadth-first search over bytes, level `d` holding the states `d` bytes away, given up
+    /// for [`CompletionTable::far`] past [`CAPS_EFFORT`] states.
+    pub(crate) fn caps(&self, dfa: &ByteDfa, state: u32, caps: &mut [u32]) {
+        let mut seen: Vec<u32> = vec![state];
+        let mut level: Vec<u32> = vec![state];
+        let mut next: Vec<u32> = Vec::new();
+        let mut cap = self.dist[state as usize];
+        for (d, slot) in caps.iter_mut().enumerate() {
+            if d > 0 && !level.is_empty() {
+                next.clear();
+                for &s in &level {
+                    for &t in dfa.row(s) {
+                        if t != DEAD && !seen.contains(&t) && !next.contains(&t) {
+                            next.push(t);
+                        }
+                    }
+                }
+                for &t in &next {
+                    cap = cap.max(self.dist[t as usize]);
+                }
+                seen.extend_from_slice(&next);
+                std::mem::swap(&mut level, &mut next);
+                if seen.len() > CAPS_EFFORT {
+                    cap = self.far[state as usize];
+                    level.clear();
+                }
+            }
+            *slot = cap;
+        }
+    }
+}
+
+/// The most states the caps' breadth-first search visits before it answers with
+/// [`CompletionTable::far`].
+pub const CAPS_EFFORT: usize = 64;
+
+/// `far[s]`: the most `dist` over the states reachable from `s` by bytes, by relaxation in
+/// reverse state order (states are numbered breadth-first, so most edges go forward and a
+/// few rounds settle it); after [`FAR_ROUNDS`] rounds without settling, every state is
+/// given [`UNREACHABLE`], which is always sound.
+fn far(dfa: &ByteDfa, dist: &[u32]) -> Vec<u32> {
+    let mut far = dist.to_vec();
+    for _ in 0..FAR_ROUNDS {
+        let mut changed = false;
+        for s in (0..dfa.state_count()).rev() {
+            let mut most = far[s];
+            for &t in dfa.row(s as u32) {
+                if t != DEAD {
+                    most = most.max(far[t as usize]);
+                }
+            }
+            if most != far[s] {
+                far[s] = most;
+                changed = true;
+            }
+        }
+        if !changed {
+            return far;
+        }
+    }
+    vec![UNREACHABLE; dist.len()]
+}
+
+/// How many relaxation rounds [`far`] runs before giving up.
+const FAR_ROUNDS: usize = 64;

@@ -1,0 +1,504 @@
+//! [`ByteDfa`]: a partial, trimmed, minimal DFA over bytes stored as a dense table over byte
+//! classes, and the two constructions that make one: subset construction from an [`Nfa`]
+//! ([`determinize`]) and Hopcroft minimisation with trimming and canonical numbering
+//! ([`minimize`]).
+//!
+//! # Invariants
+//!
+//! For every [`ByteDfa`] returned by [`minimize`]:
+//!
+//! - the start is state `0`, and states are numbered breadth-first from it, bytes in
+//!   ascending order, so two DFAs of one language are equal field for field;
+//! - every state is reachable from the start and reaches an accepting state (no dead
+//!   states: a missing transition, [`DEAD`], is the only rejection), so a byte with a
+//!   transition keeps the input a prefix of a sentence;
+//! - no two states accept the same language (minimal);
+//! - byte classes are the coarsest partition of the bytes that no state's transitions split.
+//!
+//! [`determinize`] never holds more than its limit of DFA states.
+
+use std::collections::HashMap;
+
+use crate::nfa::Nfa;
+
+/// The target of a missing transition.
+pub(crate) const DEAD: u32 = u32::MAX;
+
+/// A deterministic automaton over bytes (see the module docs).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct ByteDfa {
+    /// `class_of[b]`: the class of byte `b`.
+    class_of: [u8; 256],
+    /// The number of classes.
+    classes: usize,
+    /// `table[s * classes + c]`: the target of state `s` on class `c`, or [`DEAD`].
+    table: Vec<u32>,
+    accepting: Vec<bool>,
+}
+
+impl ByteDfa {
+    /// The number of states.
+    pub(crate) fn state_count(&self) -> usize {
+        self.accepting.len()
+    }
+
+    /// The number of byte classes.
+    pub(crate) fn class_count(&self) -> usize {
+        self.classes
+    }
+
+    /// Whether `state` accepts.
+    #[inline]
+    pub(crate) fn is_accepting(&self, state: u32) -> bool {
+        self.accepting[state as usize]
+    }
+
+    /// The target of `state` on `byte`, or [`DEAD`].
+    #[inline]
+    pub(crate) fn next(&self, state: u32, byte: u8) -> u32 {
+        self.table[state as usize * self.classes + self.class_of[byte as usize] as usize]
+    }
+
+    /// The row of `state`: its targets by class.
+    #[inline]
+    pub(crate) fn row(&self, state: u32) -> &[u32] {
+        let start = state as usize * self.classes;
+        &self.table[start..start + self.classes]
+    }
+
+    /// The transitions of `state` as maximal runs of bytes `(lo, hi, target)` with one
+    /// target, ascending, [`DEAD`] left out: a form independent of the class partition.
+    pub(crate) fn runs(&self, state: u32) -> Vec<(u8, u8, u32)> {
+        let mut runs: Vec<(u8, u8, u32)> = Vec::new();
+        for b in 0..=255u8 {
+            let t = self.next(state, b);
+            if t == DEAD {
+                continue;
+            }
+            match runs.last_mut() {
+                Some(last) if last.2 == t && usize::from(last.1) + 1 == usize::from(b) => {
+                    last.1 = b;
+                }
+                _ => runs.push((b, b, t)),
+            }
+        }
+        runs
+    }
+
+    /// Heap bytes used.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.table.len() * 4 + self.accepting.len()
+    }
+}
+
+/// The coarsest byte classes no byte edge of `nfa` splits: `(class_of, count)`.
+fn nfa_classes(nfa: &Nfa) -> ([u8; 256], usize) {
+    let mut cut = [false; 257];
+    for edges in &nfa.bytes {
+        for &(lo, hi, _) in edges {
+            cut[usize::from(lo)] = true;
+            cut[usize::from(hi) + 1] = true;
+        }
+    }
+    let mut class_of = [0u8; 256];
+    let mut class = 0usize;
+    for b in 0..256 {
+        if b > 0 && cut[b] {
+            class += 1;
+        }
+        class_of[b] = u8::try_from(class).expect("at most 256 classes");
+    }
+    (class_of, class + 1)
+}
+
+/// Epsilon closures with a generation-stamped visited set, so a closure costs only the states
+/// it reaches.
+struct Closure {
+    stamp: Vec<u32>,
+    generation: u32,
+    stack: Vec<u32>,
+}
+
+impl Closure {
+    fn new(n: usize) -> Closure {
+        Closure {
+            stamp: vec![0; n],
+            generation: 0,
+            stack: Vec::new(),
+        }
+    }
+
+    /// Writes into `out` the sorted epsilon closure of `seeds`.
+    fn close(&mut self, nfa: &Nfa, seeds: &[u32], out: &mut Vec<u32>) {
+        self.generation += 1;
+        out.clear();
+        for &s in seeds {
+            if self.stamp[s as usize] != self.generation {
+                self.stamp[s as usize] = self.generation;
+                self.stack.push(s);
+            }
+        }
+        while let Some(s) = self.stack.pop() {
+            out.push(s);
+            for &t in &nfa.eps[s as usize] {
+                if self.stamp[t as usize] != self.generation {
+                    self.stamp[t as usize] = self.generation;
+                    self.stack.push(t);
+                }
+            }
+        }
+        out.sort_unstable();
+    }
+}
+
+/// The subset construction of `nfa` (started at state `0`); `None` when the DFA would have
+/// more than `limit` states. The result is deterministic but neither trimmed nor minimal.
+pub(crate) fn determinize(nfa: &Nfa, limit: usize) -> Option<ByteDfa> {
+    let (class_of, classes) = nfa_classes(nfa);
+    // A set is keyed by its closure restricted to states with byte edges or accepting: the
+    // others add nothing to what the set does next.
+    let matters: Vec<bool> = (0..nfa.len())
+        .map(|s| nfa.accepting[s] || !nfa.bytes[s].is_empty())
+        .collect();
+    let mut closure = Closure::new(nfa.len());
+    let mut closed = Vec::new();
+    let mut key_of = |seeds: &[u32], closure: &mut Closure, key: &mut Vec<u32>| {
+        closure.close(nfa, seeds, &mut closed);
+        key.clear();
+        key.extend(closed.iter().copied().filter(|&s| matters[s as usize]));
+    };
+    let mut ids: HashMap<Vec<u32>, u32> = HashMap::new();
+    let mut sets: Vec<Vec<u32>> = Vec::new();
+    let mut key = Vec::new();
+    key_of(&[0], &mut closure, &mut key);
+    ids.insert(key.clone(), 0);
+    sets.push(key.clone());
+
+    let mut table: Vec<u32> = Vec::new();
+    let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); classes];
+    let mut next = 0;
+    while next < sets.len() {
+        for &s in &sets[next] {
+            for &(lo, hi, t) in &nfa.bytes[s as usize] {
+                let from = class_of[usize::from(lo)] as usize;
+                let to = class_of[usize::from(hi)] as usize;
+                for bucket in &mut buckets[from..=to] {
+                    bucket.push(t);
+                }
+            }
+        }
+        let row = table.len();
+        table.resize(row + classes, DEAD);
+        for c in 0..classes {
+            if buckets[c].is_empty() {
+                continue;
+            }
+            // Neighbouring classes crossed by the same edges share a target.
+            if c > 0 && buckets[c] == buckets[c - 1] {
+                table[row + c] = table[row + c - 1];
+                buckets[c - 1].clear();
+                continue;
+            }
+            if c > 0 {
+                buckets[c - 1].clear();
+            }
+            key_of(&buckets[c], &mut closure, &mut key);
+            let id = match ids.get(key.as_slice()) {
+                Some(&id) => id,
+                None => {
+                    if sets.len() >= limit {
+                        return None;
+                    }
+                    let id = u32::try_from(sets.len()).expect("bounded by the limit");
+                    ids.insert(key.clone(), id);
+                    sets.push(key.clone());
+                    id
+                }
+            };
+            table[row + c] = id;
+        }
+        for bucket in &mut buckets {
+            bucket.clear();
+        }
+        next += 1;
+    }
+    let accepting = sets
+        .iter()
+        .map(|set| set.iter().any(|&s| nfa.accepting[s as usize]))
+        .collect();
+    Some(ByteDfa {
+        class_of,
+        classes,
+        table,
+        accepting,
+    })
+}
+
+/// The minimal trimmed DFA of `dfa`'s language, numbered canonically and with the coarsest
+/// byte classes (see the module docs). An empty language gives one non-accepting state
+/// without transitions.
+pub(crate) fn minimize(dfa: &ByteDfa) -> ByteDfa {
+    let n = dfa.state_count();
+    let k = dfa.classes;
+    // Trim: the states that reach an accepting state.
+    let mut reverse_first = vec![0usize; n + 1];
+    for &t in &dfa.table {
+        if t != DEAD {
+            reverse_first[t as usize + 1] += 1;
+        }
+    }
+    for s in 0..n {
+        reverse_first[s + 1] += reverse_first[s];
+    }
+    let mut fill = reverse_first.clone();
+    let mut incoming = vec![(0u32, 0u32); reverse_first[n]];
+    for s in 0..n {
+        for c in 0..k {
+            let t = dfa.table[s * k + c];
+            if t != DEAD {
+                incoming[fill[t as usize]] = (c as u32, s as u32);
+                fill[t as usize] += 1;
+            }
+        }
+    }
+    let mut live = dfa.accepting.clone();
+    let mut stack: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize]).collect();
+    while let Some(t) = stack.pop() {
+        for &(_, s) in &incoming[reverse_first[t as usize]..reverse_first[t as usize + 1]] {
+            if !live[s as usize] {
+                live[s as usize] = true;
+                stack.push(s);
+            }
+        }
+    }
+    if !live[0] {
+        return ByteDfa {
+            class_of: [0; 256],
+            classes: 1,
+            table: vec![DEAD],
+            accepting: vec![false],
+        };
+    }
+
+    // Hopcroft over the live states, partial transitions (both initial blocks are splitters).
+    let mut partition = Partition::new(&dfa.accepting, &live);
+    let mut in_work = vec![true; partition.block_count()];
+    let mut work: Vec<u32> = (0..partition.block_count() as u32).collect();
+    let mut by_class: Vec<Vec<u32>> = vec![Vec::new(); k];
+    let mut used: Vec<usize> = Vec::new();
+    let mut splits = Vec::new();
+    while let Some(splitter) = work.pop() {
+        in_work[splitter as usize] = false;
+        for &t in partition.members(splitter) {
+            for &(c, s) in &incoming[reverse_first[t as usize]..reverse_first[t as usize + 1]] {
+                if !live[s as usize] {
+                    continue;
+                }
+                let bucket = &mut by_class[c as usize];
+                if bucket.is_empty() {
+                    used.push(c as usize);
+                }
+                bucket.push(s);
+            }
+        }
+        used.sort_unstable();
+        for &c in &used {
+            for &s in &by_class[c] {
+                partition.mark(s);
+            }
+            by_class[c].clear();
+            partition.split_marked(&mut splits);
+            for &(old, new) in &splits {
+                in_work.push(false);
+                let (old, new) = (old as usize, new as usize);
+                let pick = if in_work[old] || partition.size(new) <= partition.size(old) {
+                    new
+                } else {
+                    old
+                };
+                in_work[pick] = true;
+                work.push(pick as u32);
+            }
+        }
+        used.clear();
+    }
+
+    // Canonical numbering: breadth-first from the start's block, bytes ascending.
+    let blocks = partition.block_count();
+    let mut number = vec![DEAD; blocks];
+    let mut order: Vec<u32> = Vec::with_capacity(blocks);
+    number[partition.block_of[0] as usize] = 0;
+    order.push(partition.block_of[0]);
+    // Rows over the old classes, flattened.
+    let mut rows: Vec<u32> = Vec::new();
+    let mut i = 0;
+    while i < order.len() {
+        let rep = partition.members(order[i])[0] as usize;
+        for c in 0..k {
+            let t = dfa.table[rep * k + c];
+            if t == DEAD || !live[t as usize] {
+                rows.push(DEAD);
+                continue;
+            }
+            let block = partition.block_of[t as usize] as usize;
+            if number[block] == DEAD {
+                number[block] = order.len() as u32;
+                order.push(block as u32);
+            }
+            rows.push(number[block]);
+        }
+        i += 1;
+    }
+    let accepting: Vec<bool> = order
+        .iter()
+        .map(|&b| dfa.accepting[partition.members(b)[0] as usize])
+        .collect();
+    compress(&dfa.class_of, k, &rows, accepting)
+}
+
+/// A dense DFA from rows over `k` old classes (`class_of` maps bytes to them), with the old
+/// classes merged into the coarsest partition no row splits.
+fn compress(class_of: &[u8; 256], k: usize, rows: &[u32], accepting: Vec<bool>) -> ByteDfa {
+    // Two old classes merge iff every row sends them to the same target: refine row by row.
+    let mut merged = vec![0u32; k];
+    let mut classes = 1usize;
+    let mut remap: HashMap<(u32, u32), u32> = HashMap::new();
+    for row in rows.chunks(k) {
+        remap.clear();
+        for c in 0..k {
+            let fresh = remap.len() as u32;
+            merged[c] = *remap.entry((merged[c], row[c])).or_insert(fresh);
+        }
+        classes = remap.len();
+        if classes == k {
+            break;
+        }
+    }
+    // Number the new classes by their first byte, so the layout is canonical too.
+    let mut number = vec![u32::MAX; classes];
+    let mut representative = Vec::with_capacity(classes);
+    let mut new_class_of = [0u8; 256];
+    for b in 0..256 {
+        let m = merged[class_of[b] as usize] as usize;
+        if number[m] == u32::MAX {
+            number[m] = representative.len() as u32;
+            representative.push(class_of[b] as usize);
+        }
+        new_class_of[b] = u8::try_from(number[m]).expect("at most 256 classes");
+    }
+    let mut table = Vec::with_capacity(rows.len() / k.max(1) * classes);
+    for row in rows.chunks(k) {
+        table.extend(representative.iter().map(|&c| row[c]));
+    }
+    ByteDfa {
+        class_of: new_class_of,
+        classes,
+        table,
+        accepting,
+    }
+}
+
+/// A partition of the live states into blocks stored as runs of one permutation, so marking
+/// and splitting cost time proportional to the marked states.
+struct Partition {
+    elems: Vec<u32>,
+    pos: Vec<u32>,
+    block_of: Vec<u32>,
+    /// Per block: `start..end` in `elems`; `start..mid` are the marked members.
+    start: Vec<u32>,
+    mid: Vec<u32>,
+    end: Vec<u32>,
+    touched: Vec<u32>,
+}
+
+impl Partition {
+    /// The live states split into accepting and not (empty blocks left out); dead states
+    /// belong to no block (`block_of` is [`DEAD`]).
+    fn new(accepting: &[bool], live: &[bool]) -> Partition {
+        let n = accepting.len();
+        let mut elems: Vec<u32> = (0..n as u32)
+            .filter(|&s| live[s as usize] && accepting[s as usize])
+            .collect();
+        let split = elems.len();
+        elems.extend((0..n as u32).filter(|&s| live[s as usize] && !accepting[s as usize]));
+        let mut pos = vec![DEAD; n];
+        for (i, &s) in elems.iter().enumerate() {
+            pos[s as usize] = i as u32;
+        }
+        let mut p = Partition {
+            block_of: vec![DEAD; n],
+            pos,
+            start: Vec::new(),
+            mid: Vec::new(),
+            end: Vec::new(),
+            touched: Vec::new(),
+            elems,
+        };
+        let total = p.elems.len();
+        for (from, to) in [(0, split), (split, total)] {
+            if from == to {
+                continue;
+            }
+            let b = p.start.len() as u32;
+            p.start.push(from as u32);
+            p.mid.push(from as u32);
+            p.end.push(to as u32);
+            for i in from..to {
+                p.block_of[p.elems[i] as usize] = b;
+            }
+        }
+        p
+    }
+
+    fn block_count(&self) -> usize {
+        self.start.len()
+    }
+
+    fn size(&self, b: usize) -> u32 {
+        self.end[b] - self.start[b]
+    }
+
+    fn members(&self, b: u32) -> &[u32] {
+        &self.elems[self.start[b as usize] as usize..self.end[b as usize] as usize]
+    }
+
+    fn mark(&mut self, s: u32) {
+        let b = self.block_of[s as usize] as usize;
+        let i = self.pos[s as usize];
+        if i < self.mid[b] {
+            return;
+        }
+        if self.mid[b] == self.start[b] {
+            self.touched.push(b as u32);
+        }
+        let j = self.mid[b];
+        let other = self.elems[j as usize];
+        self.elems.swap(i as usize, j as usize);
+        self.pos[s as usize] = j;
+        self.pos[other as usize] = i;
+        self.mid[b] += 1;
+    }
+
+    /// Splits every block with some but not all members marked (the marked ones move to a
+    /// new block) and clears the marks; `splits` gets the `(old, new)` block pairs.
+    fn split_marked(&mut self, splits: &mut Vec<(u32, u32)>) {
+        splits.clear();
+        for k in 0..self.touched.len() {
+            let b = self.touched[k] as usize;
+            if self.mid[b] == self.end[b] {
+                self.mid[b] = self.start[b];
+                continue;
+            }
+            let nb = self.start.len() as u32;
+            self.start.push(self.start[b]);
+            self.mid.push(self.start[b]);
+            self.end.push(self.mid[b]);
+            self.start[b] = self.mid[b];
+            for i in self.start[nb as usize]..self.end[nb as usize] {
+                self.block_of[self.elems[i as usize] as usize] = nb;
+            }
+            splits.push((b as u32, nb));
+        }
+        self.touched.clear();
+    }
+}

@@ -1,0 +1,63 @@
+//! [`TokenDfaError`]: why a constraint has no token-level DFA here.
+
+use std::fmt;
+
+/// Why [`crate::TokenDfa::new`] or [`crate::TokenDfa::token_automaton`] failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TokenDfaError {
+    /// The grammar references itself: its language need not be regular, and this backend
+    /// builds one finite automaton. `cycle` names the rules on one reference cycle, in
+    /// order, the first repeated at the end (`a → b → a`).
+    Recursive {
+        /// The rule names along the cycle.
+        cycle: Vec<String>,
+    },
+    /// A DFA (of `rule`, references inlined) would have more than `limit` states, or the
+    /// NFA it is determinised from more than four times that.
+    StateLimit {
+        /// The rule whose automaton was being built (the root for the whole constraint).
+        rule: String,
+        /// [`crate::Config::state_limit`].
+        limit: usize,
+    },
+    /// The rule's automaton is of a kind this backend does not know (sieve-fsm's
+    /// automaton kinds are open to additions).
+    Unsupported {
+        /// The rule's name.
+        rule: String,
+    },
+    /// The token-level automaton would take more than `limit` bytes.
+    TokenAutomatonTooLarge {
+        /// [`crate::Config::token_automaton_bytes`].
+        limit: usize,
+        /// How many states had been composed with the vocabulary when the bound was hit.
+        states_done: usize,
+    },
+}
+
+impl fmt::Display for TokenDfaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TokenDfaError::Recursive { cycle } => write!(
+                f,
+                "the grammar is recursive ({}); the token-DFA backend takes only regular constraints",
+                cycle.join(" → ")
+            ),
+            TokenDfaError::StateLimit { rule, limit } => write!(
+                f,
+                "the automaton of rule `{rule}` with its references inlined exceeds the state limit of {limit}"
+            ),
+            TokenDfaError::Unsupported { rule } => write!(
+                f,
+                "the automaton of rule `{rule}` is of a kind the token-DFA backend does not support"
+            ),
+            TokenDfaError::TokenAutomatonTooLarge { limit, states_done } => write!(
+                f,
+                "the token-level automaton exceeds its memory bound of {limit} bytes (after {states_done} states)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TokenDfaError {}

@@ -1,0 +1,113 @@
+//! The composition of the vocabulary with the DFA from one state: a deterministic walk of the
+//! trie's nodes over the DFA's table, one look-up per node, a rejected prefix skipped with
+//! its whole subtree (the detokenising transducer of Koo et al. composed with the DFA, one
+//! state at a time).
+//!
+//! Wildcards (Koo et al.'s terminal-label masks): a state that loops on a class of at least
+//! [`WILDCARD_MIN`] bytes takes every token made only of that class at once from the trie's
+//! [`ClassRegion`] (all of them lead back to the state), and walks only the region's exits,
+//! the subtrees where a token first leaves the class — from the same state, since every byte
+//! before the exit looped.
+//!
+//! # Invariants
+//!
+//! [`walk`] reports every text token the DFA accepts from the state exactly once — by node,
+//! or in the region — with the state it leads to, and no other token.
+
+use std::sync::Arc;
+
+use sieve_vocab::{ClassRegion, TokenTrie};
+
+use crate::dfa::{ByteDfa, DEAD};
+
+/// The fewest bytes a state's self-loop class needs for the walk to take the class region.
+pub const WILDCARD_MIN: usize = 32;
+
+/// Where the tokens accepted from a state go.
+pub(crate) trait Visit {
+    /// Every token of trie node `node` leads to `state`.
+    fn node(&mut self, trie: &TokenTrie, node: usize, state: u32);
+}
+
+/// Walks `trie` from `state`; returns the region whose inside tokens all lead back to
+/// `state`, when the wildcard path was taken (those tokens are not visited one by one).
+pub(crate) fn walk(
+    dfa: &ByteDfa,
+    trie: &TokenTrie,
+    state: u32,
+    stack: &mut Vec<u32>,
+    visit: &mut impl Visit,
+) -> Option<Arc<ClassRegion>> {
+    let nodes = trie.nodes();
+    if let Some(region) = loop_region(dfa, trie, state) {
+        for &exit in &region.exits {
+            let exit = exit as usize;
+            subtree(
+                dfa,
+                trie,
+                exit,
+                nodes[exit].end as usize,
+                state,
+                stack,
+                visit,
+            );
+        }
+        return Some(region);
+    }
+    subtree(dfa, trie, 0, nodes.len(), state, stack, visit);
+    None
+}
+
+/// The class region of the bytes on which `state` loops, when there are enough of them and
+/// the trie still has room for the region.
+fn loop_region(dfa: &ByteDfa, trie: &TokenTrie, state: u32) -> Option<Arc<ClassRegion>> {
+    let mut class = [0u64; 4];
+    let mut count = 0;
+    for b in 0..=255u8 {
+        if dfa.next(state, b) == state {
+            class[b as usize / 64] |= 1 << (b % 64);
+            count += 1;
+        }
+    }
+    if count < WILDCARD_MIN {
+        return None;
+    }
+    trie.class_region(&class)
+}
+
+/// Walks the nodes `first..end` (a run of whole sibling subtrees, `first` of the least
+/// depth), the parent of `first` being in `state`.
+fn subtree(
+    dfa: &ByteDfa,
+    trie: &TokenTrie,
+    first: usize,
+    end: usize,
+    state: u32,
+    stack: &mut Vec<u32>,
+    visit: &mut impl Visit,
+) {
+    let nodes = trie.nodes();
+    let Some(top) = nodes.get(first) else {
+        return;
+    };
+    // stack[i]: the state after the node of depth `base + i - 1` on the current path.
+    let base = top.depth as usize;
+    stack.clear();
+    stack.push(state);
+    let mut n = first;
+    while n < end {
+        let node = nodes[n];
+        let at = node.depth as usize - base + 1;
+        stack.truncate(at);
+        let next = dfa.next(stack[at - 1], node.byte);
+        if next == DEAD {
+            n = node.end as usize;
+            continue;
+        }
+        stack.push(next);
+        if node.has_token() {
+            visit.node(trie, n, next);
+        }
+        n += 1;
+    }
+}

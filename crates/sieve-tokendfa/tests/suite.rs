@@ -1,0 +1,450 @@
+//! The token-DFA backend against brute force and against exhaustive searches.
+//!
+//! - Masks through `sieve_tokencache::TokenCache` and from the token automaton equal feeding
+//!   every text token of GPT-2's vocabulary byte by byte, at every step of sampled walks, over
+//!   every non-recursive shipped grammar, several regexes and non-recursive JSON Schemas; the
+//!   token automaton's transitions equal feeding each token.
+//! - The completion bound equals an exhaustive breadth-first search over token transitions
+//!   on small cases, and the caps bound it.
+//! - A recursive grammar is refused naming its cycle; the state limit and the token
+//!   automaton's memory bound give their errors.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use sieve_backend::{Backend, Recognizer};
+use sieve_tokencache::{SharedStore, TokenCache};
+use sieve_tokendfa::{Config, TokenDfa, TokenDfaError};
+use sieve_vocab::{TokenTrie, Vocabulary};
+
+fn dfa_with(grammar: &sieve_ir::Grammar, config: Config) -> Result<Arc<TokenDfa>, TokenDfaError> {
+    let normalized = sieve_normalize::normalize(grammar, &sieve_normalize::Config::default())
+        .expect("the test grammars normalise");
+    let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
+        .build_normalized(&normalized)
+        .expect("the test grammars have automata");
+    TokenDfa::new(&fsms, config).map(Arc::new)
+}
+
+fn dfa(grammar: &sieve_ir::Grammar) -> Result<Arc<TokenDfa>, TokenDfaError> {
+    dfa_with(grammar, Config::new())
+}
+
+fn gbnf(text: &str) -> sieve_ir::Grammar {
+    sieve_gbnf::compile(text, &Default::default()).expect("valid GBNF")
+}
+
+fn regex(pattern: &str) -> sieve_ir::Grammar {
+    sieve_regex::compile(pattern, &Default::default()).expect("valid regex")
+}
+
+fn schema(text: &str) -> sieve_ir::Grammar {
+    let value: serde_json::Value = serde_json::from_str(text).expect("valid JSON");
+    sieve_jsonschema::compile(&value, &Default::default())
+        .expect("valid schema")
+        .grammar
+}
+
+/// Every text token fed on its own: the mask, and each accepted token's end state.
+fn brute_force(
+    recognizer: &mut sieve_tokendfa::TokenDfaRecognizer,
+    trie: &TokenTrie,
+) -> (Vec<u32>, Vec<(u32, u32)>) {
+    let mut mask = vec![0u32; trie.n_vocab().div_ceil(32)];
+    let mut next = Vec::new();
+    for i in 0..trie.len() {
+        let bytes = trie.bytes_at(i);
+        let mut pushed = 0;
+        while pushed < bytes.len() && recognizer.push_byte(bytes[pushed]).unwrap() {
+            pushed += 1;
+        }
+        if pushed == bytes.len() {
+            let id = trie.token(i).index();
+            mask[id / 32] |= 1 << (id % 32);
+            next.push((id as u32, recognizer.state()));
+        }
+        recognizer.pop_bytes(pushed);
+    }
+    next.sort_unstable();
+    (mask, next)
+}
+
+/// The longest token of `trie` that spells the start of `rest`.
+fn next_token<'a>(trie: &TokenTrie, rest: &'a [u8]) -> Option<&'a [u8]> {
+    (1..=rest.len().min(16))
+        .rev()
+        .find(|&len| trie.find(&rest[..len]).is_some())
+        .map(|len| &rest[..len])
+}
+
+const REGEXES: &[&str] = &[
+    r"[0-9]{3}-[0-9]{4}",
+    r"(true|false|null)",
+    r#""([^"\\]|\\["\\/bfnrt])*""#,
+    r"[a-z]+(, [a-z]+){0,3}\.",
+    r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?",
+    r"(?s:.{0,40})END",
+    r"[^\n]*\n[A-Z][a-z ]{2,30}",
+];
+
+const SCHEMAS: &[&str] = &[
+    r#"{"type": "object", "properties": {"id": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string", "maxLength": 8}, "maxItems": 3}}, "required": ["id"]}"#,
+    r#"{"type": "object", "properties": {"name": {"type": "string"}, "ok": {"type": "boolean"}, "score": {"type": "number"}}, "required": ["name", "ok"], "additionalProperties": false}"#,
+    r#"{"enum": ["red", "green", "blue", 7, null]}"#,
+];
+
+/// Every constraint of the mask suite with a name; recursive ones are dropped by the caller.
+fn corpus() -> Vec<(String, sieve_ir::Grammar)> {
+    let mut all: Vec<(String, sieve_ir::Grammar)> = sieve_testkit::grammar_files()
+        .into_iter()
+        .map(|path| {
+            (
+                path.display().to_string(),
+                sieve_testkit::compile_file(&path),
+            )
+        })
+        .collect();
+    let person = sieve_testkit::grammars_dir().join("json-schema/person.json");
+    all.push((
+        person.display().to_string(),
+        schema(&std::fs::read_to_string(&person).expect("person.json")),
+    ));
+    all.extend(REGEXES.iter().map(|p| (format!("regex {p}"), regex(p))));
+    all.extend(SCHEMAS.iter().map(|s| (format!("schema {s}"), schema(s))));
+    all
+}
+
+#[test]
+fn masks_equal_brute_force_through_the_cache_and_the_token_automaton() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let trie = TokenTrie::new(&vocab);
+    let mut steps = 0;
+    let mut built = 0;
+    let mut refused = Vec::new();
+    for (name, grammar) in corpus() {
+        let g = match dfa(&grammar) {
+            Ok(g) => g,
+            Err(TokenDfaError::Recursive { cycle }) => {
+                refused.push((name, cycle));
+                continue;
+            }
+            Err(e) => panic!("{name}: {e}"),
+        };
+        built += 1;
+        let reference = sieve_ir::reference::Recognizer::new(&grammar).expect("bounded repeats");
+        let cache = TokenCache::new(Backend::state_count(&*g), usize::MAX);
+        let automaton = g.token_automaton(&trie).expect("within the default bound");
+        for seed in 0..3 {
+            let Some(sentence) = reference.sample(seed, 6) else {
+                continue;
+            };
+            let mut recognizer = g.recognizer();
+            let mut at = 0;
+            loop {
+                let (expected, transitions) = brute_force(&mut recognizer, &trie);
+                let mut mask = vec![0u32; expected.len()];
+                cache
+                    .fill_text_tokens(&*g, &mut recognizer, &trie, &mut mask)
+                    .unwrap();
+                assert!(mask == expected, "{name}: seed {seed}, byte {at}: cache");
+                let state = recognizer.state();
+                let mut table = vec![0u32; expected.len()];
+                automaton.fill_mask(state, &mut table);
+                assert!(
+                    table == expected,
+                    "{name}: seed {seed}, byte {at}: automaton"
+                );
+                let mut listed: Vec<(u32, u32)> = (0..trie.n_vocab() as u32)
+                    .filter_map(|t| Some((t, automaton.next(state, t)?)))
+                    .collect();
+                listed.sort_unstable();
+                assert_eq!(listed, transitions, "{name}: seed {seed}, byte {at}");
+                steps += 1;
+                let Some(token) = next_token(&trie, &sentence[at..]) else {
+                    break;
+                };
+                for &b in token {
+                    assert!(recognizer.push_byte(b).unwrap(), "{name}: sampled sentence");
+                }
+                at += token.len();
+                if steps % 7 == 0 {
+                    recognizer.pop_bytes(token.len());
+                    for &b in token {
+                        assert!(recognizer.push_byte(b).unwrap());
+                    }
+                }
+            }
+            assert_eq!(at, sentence.len(), "{name}: seed {seed}: walk ended early");
+            assert!(recognizer.can_finish(), "{name}: seed {seed}");
+        }
+    }
+    assert!(
+        built >= 25,
+        "only {built} constraints built; refused: {refused:?}"
+    );
+    assert!(steps > 300, "only {steps} steps");
+    // The shipped JSON and arithmetic grammars are recursive.
+    assert!(
+        refused.iter().any(|(name, _)| name.contains("json.gbnf")),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn fingerprints_share_classifications_across_grammars() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let trie = TokenTrie::new(&vocab);
+    // The same number language after different prefixes: the states after the prefix agree.
+    let a = dfa(&regex(r"x: [0-9]+(\.[0-9]+)?")).unwrap();
+    let b = dfa(&regex(r"yy = [0-9]+(\.[0-9]+)?")).unwrap();
+    let at = |g: &Arc<TokenDfa>, text: &[u8]| {
+        let mut r = g.recognizer();
+        for &byte in text {
+            assert!(r.push_byte(byte).unwrap());
+        }
+        r.state()
+    };
+    let (sa, sb) = (at(&a, b"x: "), at(&b, b"yy = "));
+    assert_eq!(a.fingerprint(sa), b.fingerprint(sb));
+    assert!(a.fingerprint(sa).is_some());
+    assert_ne!(a.fingerprint(0), b.fingerprint(0));
+    assert_ne!(a.fingerprint(sa), a.fingerprint(at(&a, b"x: 1.")));
+    // Through a shared store, the second grammar's masks come from the first's entries
+    // and stay exact.
+    let store = Arc::new(SharedStore::new(usize::MAX));
+    for (g, text) in [(&a, &b"x: 12.5"[..]), (&b, &b"yy = 12.5"[..])] {
+        let cache = TokenCache::new(Backend::state_count(&**g), usize::MAX).sharing(store.clone());
+        let mut r = g.recognizer();
+        for &byte in text {
+            let (expected, _) = brute_force(&mut r, &trie);
+            let mut mask = vec![0u32; expected.len()];
+            cache
+                .fill_text_tokens(&**g, &mut r, &trie, &mut mask)
+                .unwrap();
+            assert!(mask == expected);
+            assert!(r.push_byte(byte).unwrap());
+        }
+    }
+    assert!(store.stats().hits > 0, "{:?}", store.stats());
+}
+
+/// A small vocabulary: single bytes and a few longer tokens.
+fn small_vocabulary(tokens: &[&str]) -> Vocabulary {
+    let mut list = String::new();
+    for token in tokens {
+        let hex: String = token.bytes().map(|b| format!("{b:02x}")).collect();
+        list.push_str(&format!("hex:{hex}\n"));
+    }
+    list.push_str("special:\"</s>\"\n");
+    sieve_vocab::plain::parse(list.as_bytes(), &Default::default()).expect("list")
+}
+
+/// The fewest tokens to an accepting state from every state reachable by tokens, by a
+/// breadth-first search over token transitions (feeding bytes) and a backward relaxation.
+fn exhaustive_bounds(g: &Arc<TokenDfa>, trie: &TokenTrie) -> Vec<(u32, Option<u32>)> {
+    let n = g.dfa_state_count();
+    let mut succ: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut seen = vec![false; n];
+    let mut queue = VecDeque::from([0u32]);
+    seen[0] = true;
+    while let Some(s) = queue.pop_front() {
+        for i in 0..trie.len() {
+            let mut state = Some(s);
+            for &b in trie.bytes_at(i) {
+                state = state.and_then(|q| g.next_state(q, b));
+            }
+            if let Some(t) = state {
+                succ[s as usize].push(t);
+                if !seen[t as usize] {
+                    seen[t as usize] = true;
+                    queue.push_back(t);
+                }
+            }
+        }
+    }
+    // Bellman-Ford over the (small) state set.
+    let mut dist: Vec<Option<u32>> = (0..n as u32)
+        .map(|s| g.is_accepting(s).then_some(0))
+        .collect();
+    loop {
+        let mut changed = false;
+        for s in 0..n {
+            for &t in &succ[s] {
+                if let Some(d) = dist[t as usize] {
+                    if dist[s].is_none_or(|cur| d + 1 < cur) {
+                        dist[s] = Some(d + 1);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    (0..n as u32)
+        .filter(|&s| seen[s as usize])
+        .map(|s| (s, dist[s as usize]))
+        .collect()
+}
+
+/// Drives a recogniser to `state` along the shortest byte path (a breadth-first search).
+fn reach(g: &Arc<TokenDfa>, state: u32) -> sieve_tokendfa::TokenDfaRecognizer {
+    let n = g.dfa_state_count();
+    let mut from: Vec<Option<(u32, u8)>> = vec![None; n];
+    let mut queue = VecDeque::from([0u32]);
+    let mut seen = vec![false; n];
+    seen[0] = true;
+    while let Some(s) = queue.pop_front() {
+        for b in 0..=255u8 {
+            if let Some(t) = g.next_state(s, b) {
+                if !seen[t as usize] {
+                    seen[t as usize] = true;
+                    from[t as usize] = Some((s, b));
+                    queue.push_back(t);
+                }
+            }
+        }
+    }
+    let mut bytes = Vec::new();
+    let mut at = state;
+    while let Some((s, b)) = from[at as usize] {
+        bytes.push(b);
+        at = s;
+    }
+    let mut r = g.recognizer();
+    for &b in bytes.iter().rev() {
+        assert!(r.push_byte(b).unwrap());
+    }
+    assert_eq!(r.state(), state);
+    r
+}
+
+#[test]
+fn completion_bounds_equal_an_exhaustive_search() {
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "[0-9]{2,5}(\\.[0-9]{1,2})?",
+            &["0", "1", "2", "9", "12", "345", ".", ".5"],
+        ),
+        ("(ab|c)+d", &["a", "b", "c", "d", "ab", "abab", "cd", "abc"]),
+        ("a{3}b*c", &["a", "aa", "b", "bb", "bbc", "c"]),
+        // `z` is never spelled: its states have no bound.
+        ("x(y|z)w", &["x", "y", "w", "xy"]),
+    ];
+    let mut checked = 0;
+    for &(pattern, tokens) in cases {
+        let g = dfa(&regex(pattern)).unwrap();
+        let vocab = small_vocabulary(tokens);
+        let trie = TokenTrie::new(&vocab);
+        let table = g.completion_table(&trie);
+        let automaton = g.token_automaton(&trie).unwrap();
+        assert_eq!(g.completion_table_from(&automaton), table, "{pattern}");
+        for (state, expected) in exhaustive_bounds(&g, &trie) {
+            let r = reach(&g, state);
+            assert_eq!(
+                r.completion_bound(&table),
+                expected,
+                "{pattern}: state {state}"
+            );
+            assert_eq!(
+                r.completion_bound_from(&table, &r.completion_memo(&table)),
+                expected
+            );
+            // The caps bound the bound after any string of at most `d` bytes.
+            let mut caps = [0u32; 6];
+            r.completion_caps(&table, &mut caps);
+            let mut level = vec![state];
+            for (d, &cap) in caps.iter().enumerate() {
+                for &q in &level {
+                    let bound = reach(&g, q).completion_bound(&table).unwrap_or(u32::MAX);
+                    assert!(bound <= cap, "{pattern}: state {state}, depth {d}");
+                }
+                let g = &g;
+                level = level
+                    .iter()
+                    .flat_map(|&q| (0..=255u8).filter_map(move |b| g.next_state(q, b)))
+                    .collect();
+                level.sort_unstable();
+                level.dedup();
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 15, "only {checked} states checked");
+}
+
+#[test]
+fn a_recursive_grammar_is_refused_naming_its_cycle() {
+    let error = dfa(&gbnf(
+        "root ::= \"[\" list? \"]\"\nlist ::= item (\",\" item)*\nitem ::= [0-9]+ | \"[\" list? \"]\"",
+    ))
+    .unwrap_err();
+    let TokenDfaError::Recursive { cycle } = &error else {
+        panic!("{error}");
+    };
+    assert!(cycle.len() >= 2, "{cycle:?}");
+    assert_eq!(cycle.first(), cycle.last(), "{cycle:?}");
+    assert!(error.to_string().contains("recursive"), "{error}");
+    assert!(error.to_string().contains(&cycle[0]), "{error}");
+}
+
+#[test]
+fn the_state_limit_is_an_error() {
+    // The classic: the 13th byte from the end is an `a` needs 2^13 DFA states.
+    let grammar = regex("[ab]*a[ab]{12}");
+    let error = dfa_with(&grammar, Config::new().state_limit(1000)).unwrap_err();
+    assert!(
+        matches!(error, TokenDfaError::StateLimit { limit: 1000, .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("1000"), "{error}");
+    let g = dfa_with(&grammar, Config::new().state_limit(10_000)).unwrap();
+    assert_eq!(g.dfa_state_count(), 1 << 13);
+    // A counted repetition past the limit fails before it expands.
+    let error = dfa_with(&regex("(abc){5000}"), Config::new().state_limit(1000)).unwrap_err();
+    assert!(matches!(error, TokenDfaError::StateLimit { .. }), "{error}");
+}
+
+#[test]
+fn the_token_automaton_memory_bound_is_an_error() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let trie = TokenTrie::new(&vocab);
+    let grammar = regex("[a-z ]{1,20}\\.");
+    let g = dfa_with(&grammar, Config::new().token_automaton_bytes(4096)).unwrap();
+    let error = g.token_automaton(&trie).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            TokenDfaError::TokenAutomatonTooLarge { limit: 4096, .. }
+        ),
+        "{error}"
+    );
+    // Masks still come from the backend's classification.
+    let cache = TokenCache::new(Backend::state_count(&*g), usize::MAX);
+    let mut r = g.recognizer();
+    let (expected, _) = brute_force(&mut r, &trie);
+    let mut mask = vec![0u32; expected.len()];
+    cache
+        .fill_text_tokens(&*g, &mut r, &trie, &mut mask)
+        .unwrap();
+    assert!(mask == expected);
+}
+
+#[test]
+fn a_wildcard_state_keeps_its_class_region() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let trie = TokenTrie::new(&vocab);
+    let g = dfa(&regex("(?s:.*)END")).unwrap();
+    let automaton = g.token_automaton(&trie).unwrap();
+    let loops = automaton
+        .loop_tokens(0)
+        .expect("the start loops on 253 bytes");
+    let inside: u32 = loops.iter().map(|w| w.count_ones()).sum();
+    assert!(inside > 40_000, "{inside} tokens in the loop region");
+    assert!(
+        automaton.edges(0).len() < 10_000,
+        "{}",
+        automaton.edges(0).len()
+    );
+}
