@@ -106,7 +106,7 @@ pub fn corpus(shared: &Path) -> Result<(), String> {
 }
 
 /// Greedy longest-match tokenisation; `None` if some byte starts no token.
-fn tokenize(trie: &sieve_vocab::TokenTrie, text: &[u8]) -> Option<Vec<u32>> {
+pub(crate) fn tokenize(trie: &sieve_vocab::TokenTrie, text: &[u8]) -> Option<Vec<u32>> {
     let mut tokens = Vec::new();
     let mut at = 0;
     while at < text.len() {

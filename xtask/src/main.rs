@@ -17,12 +17,16 @@
 //! - `cargo xtask budget [SHARED_DIR] [--schemas=N] [--seeds=K]` — the evidence for token
 //!   budgets: seeded walks with and without the guarantee over `grammars/` and JSONSchemaBench,
 //!   the bound's tightness against exhaustive search, mask times (see `budget`).
+//! - `cargo xtask record-traces` — records the backend corpus `grammars/traces/`: seeded token
+//!   walks over every shipped grammar, replayed on every backend by sieve-matcher's `corpus`
+//!   test (see `traces`).
 
 mod budget;
 mod corpus;
 mod lark;
 mod schema_suites;
 mod tidy;
+mod traces;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,6 +35,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("tidy") => tidy::run(&workspace_root()),
+        Some("record-traces") => traces::record(&workspace_root()),
         Some("corpus") => {
             let shared = args
                 .get(1)
@@ -82,7 +87,7 @@ fn main() -> ExitCode {
             })
         }
         _ => Err(
-            "usage: cargo xtask (tidy | corpus [SHARED_DIR] | lark [SHARED_DIR] | schema-suites [SHARED_DIR] [--update] [--suite=NAME] | budget [SHARED_DIR] [--schemas=N] [--seeds=K])"
+            "usage: cargo xtask (tidy | record-traces | corpus [SHARED_DIR] | lark [SHARED_DIR] | schema-suites [SHARED_DIR] [--update] [--suite=NAME] | budget [SHARED_DIR] [--schemas=N] [--seeds=K])"
                 .to_owned(),
         ),
     };

@@ -62,7 +62,14 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     ("sieve-tokencache", &["sieve-backend", "sieve-vocab"]),
     (
         "sieve-testkit",
-        &["sieve-ir", "sieve-gbnf", "sieve-regex", "sieve-vocab"],
+        &[
+            "sieve-ir",
+            "sieve-gbnf",
+            "sieve-regex",
+            "sieve-jsonschema",
+            "sieve-lark",
+            "sieve-vocab",
+        ],
     ),
     (
         "sieve-matcher",
@@ -118,6 +125,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
             "sieve-lark",
             "sieve-matcher",
             "sieve-regex",
+            "sieve-testkit",
             "sieve-vocab",
         ],
     ),

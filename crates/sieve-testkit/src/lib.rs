@@ -1,6 +1,6 @@
 //! Test support shared by the suites of several crates: the grammars shipped in `grammars/`,
-//! and small vocabularies with a tokenizer for mask walks ([`substring_vocabulary`],
-//! [`greedy_tokenize`]).
+//! small vocabularies with a tokenizer for mask walks ([`substring_vocabulary`],
+//! [`greedy_tokenize`]), and the backend corpus of recorded token traces ([`traces`]).
 //!
 //! Only dev-dependencies use this crate. Its functions panic with a clear message on a missing
 //! or broken corpus file, since that is a broken test set-up, not an input to report.
@@ -8,6 +8,7 @@
 //! Convention: a grammar file may name its root rule on a line `# sieve: root=NAME`
 //! (otherwise the root is `root`).
 
+pub mod traces;
 mod vocab;
 
 use std::path::{Path, PathBuf};
@@ -67,6 +68,51 @@ pub fn compile_file(path: &Path) -> Grammar {
             &sieve_gbnf::Options::with_root(root_directive(&text)),
         )
         .map_err(|e| e.to_string())
+    };
+    result.unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every grammar file under `grammars/` except `grammars/bad/`, in any format
+/// [`compile_any`] reads (`.gbnf`, `.ebnf`, `.regex`, `.json` schemas, `.lark`), sorted.
+pub fn all_grammar_files() -> Vec<PathBuf> {
+    let mut files = grammar_files();
+    let mut dirs = vec![grammars_dir()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("grammars/ is readable") {
+            let path = entry.expect("readable entry").path();
+            if path.is_dir() {
+                if path
+                    .file_name()
+                    .is_some_and(|n| n != "bad" && n != "traces")
+                {
+                    dirs.push(path);
+                }
+            } else if matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("json" | "lark")
+            ) {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Compiles a grammar file of any shipped format through its front-end with default options:
+/// what [`compile_file`] reads, JSON Schemas (`.json`) and Lark (`.lark`).
+pub fn compile_any(path: &Path) -> Grammar {
+    let text = std::fs::read_to_string(path).expect("grammar file is readable");
+    let result = match path.extension().and_then(|e| e.to_str()) {
+        Some("json") => serde_json::from_str(&text)
+            .map_err(|e| e.to_string())
+            .and_then(|schema| {
+                sieve_jsonschema::compile(&schema, &Default::default())
+                    .map(|compiled| compiled.grammar)
+                    .map_err(|e| e.to_string())
+            }),
+        Some("lark") => sieve_lark::compile(&text, &Default::default()).map_err(|e| e.to_string()),
+        _ => return compile_file(path),
     };
     result.unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
