@@ -9,7 +9,7 @@ use sieve_matcher::{
     fill_draft_tree_bitmasks_batch, validate_tokens_batch, CompiledGrammar, DraftError, DraftTree,
     DraftTreeError, Matcher, MatcherError, NodeState, Options, Tokenizer, PARALLEL_MIN_BATCH,
 };
-use sieve_testkit::{compile_file, grammar_files};
+use sieve_testkit::{all_grammar_files, compile_any};
 use sieve_vocab::Vocabulary;
 
 /// Fills the words a call must not write, to see that it left them alone.
@@ -281,12 +281,12 @@ fn tight_budget(compiled: &Arc<CompiledGrammar>) -> Option<Matcher> {
 #[test]
 fn draft_trees_equal_accepted_paths_on_every_grammar_with_gpt2() {
     let tokenizer = gpt2();
-    let files = grammar_files();
-    assert!(files.len() >= 10);
+    let files = all_grammar_files();
+    assert!(files.len() >= 30);
     let mut rng = Rng(0x5EED);
     let mut total = (0, 0, 0);
     for path in files {
-        let grammar = compile_file(&path);
+        let grammar = compile_any(&path);
         let compiled = Arc::new(
             CompiledGrammar::new(&grammar, tokenizer.clone(), &Options::default())
                 .expect("compiles"),
@@ -679,7 +679,8 @@ fn a_deep_draft_costs_heap_not_stack() {
     assert_eq!(matcher.output_len(), 0);
 }
 
-/// Matchers of two grammars at several positions, one terminated, with random trees.
+/// Matchers of two grammars at several positions, some budgeted, some terminated, with random
+/// trees.
 fn batch_fixture(tokenizer: &Arc<Tokenizer>, count: usize) -> (Vec<Matcher>, Vec<DraftTree>) {
     let object = compile_gbnf(OBJECT, tokenizer, &Options::default());
     let list = compile_gbnf(
@@ -702,7 +703,10 @@ fn batch_fixture(tokenizer: &Arc<Tokenizer>, count: usize) -> (Vec<Matcher>, Vec
             10 => (&list, "[1]"),
             _ => prefixes[i % prefixes.len()],
         };
-        let mut matcher = Matcher::new(compiled.clone());
+        let mut matcher = match i % 4 {
+            1 => Matcher::with_budget(compiled.clone(), 12).unwrap(),
+            _ => Matcher::new(compiled.clone()),
+        };
         matcher.accept_bytes(prefix.as_bytes()).unwrap();
         if i % 11 == 10 {
             matcher.accept_token(eos(compiled)).unwrap();
