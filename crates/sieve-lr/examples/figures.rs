@@ -1,0 +1,130 @@
+//! Figures of the LR backend beside Earley on the shipped grammars: compile time (FSMs to
+//! tables), table size, and the cold and warm mask time per step of sampled walks with
+//! GPT-2's vocabulary through the token cache.
+//!
+//! `cargo run --release -p sieve-lr --example figures [FILTER]`
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use sieve_backend::{Backend, Recognizer};
+use sieve_earley::EarleyGrammar;
+use sieve_lr::{LrGrammar, LrParser};
+use sieve_tokencache::TokenCache;
+use sieve_vocab::{TokenTrie, Vocabulary};
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}
+
+/// Warm mask times (second pass over the same walk, classifications cached) per step.
+fn mask_times<B: Backend>(
+    backend: &Arc<B>,
+    trie: &TokenTrie,
+    walk: &[Vec<u8>],
+) -> (Duration, Duration) {
+    let cache = TokenCache::new(backend.state_count(), usize::MAX);
+    let mut mask = vec![0u32; trie.n_vocab().div_ceil(32)];
+    let mut cold = Vec::new();
+    let mut warm = Vec::new();
+    for times in [&mut cold, &mut warm] {
+        let mut r = backend.recognizer();
+        for token in walk {
+            mask.fill(0);
+            let t = Instant::now();
+            cache
+                .fill_text_tokens(&**backend, &mut r, trie, &mut mask)
+                .unwrap();
+            times.push(t.elapsed());
+            for &b in token {
+                assert!(r.push_byte(b).unwrap());
+            }
+        }
+    }
+    (median(cold), median(warm))
+}
+
+fn main() {
+    let filter = std::env::args().nth(1).unwrap_or_default();
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let trie = TokenTrie::new(&vocab);
+    println!(
+        "| grammar | FSM states | Earley compile | Earley states | LR compile | LR states | LR table KiB | mask p50 cold Earley / LR | mask p50 warm Earley / LR |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    for path in sieve_testkit::all_grammar_files() {
+        let name = path
+            .strip_prefix(sieve_testkit::grammars_dir())
+            .unwrap()
+            .display()
+            .to_string();
+        if !name.contains(&filter) {
+            continue;
+        }
+        let grammar = sieve_testkit::compile_any(&path);
+        let normalized =
+            sieve_normalize::normalize(&grammar, &sieve_normalize::Config::default()).unwrap();
+        let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
+            .build(&normalized)
+            .unwrap();
+        let root_nullable = fsms
+            .automaton(fsms.root())
+            .fsm()
+            .is_some_and(|fsm| fsm.is_accepting(fsm.start()));
+        let t = Instant::now();
+        let earley = Arc::new(EarleyGrammar::new(
+            &fsms,
+            root_nullable,
+            sieve_earley::Config::default(),
+        ));
+        let earley_time = t.elapsed();
+        let t = Instant::now();
+        let lr = LrGrammar::new(&fsms, root_nullable, sieve_lr::Config::default());
+        let lr_time = t.elapsed();
+        let lr = match lr {
+            Ok(lr) => Arc::new(lr),
+            Err(e) => {
+                println!(
+                    "| {name} | {} | {earley_time:.2?} | {} | refused: {e} |",
+                    fsms.state_count(),
+                    Backend::state_count(&*earley)
+                );
+                continue;
+            }
+        };
+        // A walk: the longest tokens along a sampled sentence.
+        let reference = sieve_ir::reference::Recognizer::new(&grammar).unwrap();
+        let mut walk = Vec::new();
+        for seed in 0..3 {
+            let Some(sentence) = reference.sample(seed, 6) else {
+                continue;
+            };
+            let mut at = 0;
+            let mut probe: LrParser = lr.recognizer();
+            let mut steps = Vec::new();
+            while let Some(len) = (1..=(sentence.len() - at).min(16))
+                .rev()
+                .find(|&len| trie.find(&sentence[at..at + len]).is_some())
+            {
+                steps.push(sentence[at..at + len].to_vec());
+                for &b in &sentence[at..at + len] {
+                    assert!(probe.push_byte(b).unwrap());
+                }
+                at += len;
+            }
+            if walk.len() < steps.len() {
+                walk = steps;
+            }
+        }
+        let (earley_cold, earley_warm) = mask_times(&earley, &trie, &walk);
+        let (lr_cold, lr_warm) = mask_times(&lr, &trie, &walk);
+        println!(
+            "| {name} | {} | {earley_time:.2?} | {} | {lr_time:.2?} | {} | {} | {earley_cold:.2?} / {lr_cold:.2?} | {earley_warm:.2?} / {lr_warm:.2?} |",
+            fsms.state_count(),
+            Backend::state_count(&*earley),
+            lr.state_count(),
+            lr.table_bytes() / 1024,
+        );
+    }
+}

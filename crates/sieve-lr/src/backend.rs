@@ -1,0 +1,98 @@
+//! The LR engine behind the backend seam: [`LrGrammar`] is a [`Backend`] whose keys are LR
+//! states, and [`LrParser`] is its [`Recognizer`].
+//!
+//! Completion bounds are not implemented: [`Recognizer::completion_bound`] is `None`, so
+//! token budgets refuse this backend. Fingerprints are `None`: classifications are not
+//! shared across grammars.
+
+use std::sync::Arc;
+
+use sieve_backend::{Backend, Classification, Fingerprint, Key, LimitError, Recognizer};
+use sieve_ir::ByteClass;
+use sieve_vocab::TokenTrie;
+
+use crate::{LrGrammar, LrParser};
+
+impl Recognizer for LrParser {
+    type Completion = ();
+    type CompletionMemo = ();
+
+    fn push_byte(&mut self, byte: u8) -> Result<bool, LimitError> {
+        LrParser::push_byte(self, byte)
+    }
+
+    fn pop_bytes(&mut self, n: usize) {
+        LrParser::pop_bytes(self, n);
+    }
+
+    fn len(&self) -> usize {
+        LrParser::len(self)
+    }
+
+    fn can_finish(&self) -> bool {
+        LrParser::can_finish(self)
+    }
+
+    fn allowed_bytes(&self) -> ByteClass {
+        LrParser::allowed_bytes(self)
+    }
+
+    /// The one state on top of the stack.
+    fn states(&self, out: &mut Vec<u32>) {
+        out.push(self.top_state());
+    }
+
+    /// One key: the top state with the frames below it (their states and where the items
+    /// of each frame above started), up to [`Key::MAX_CONTEXT`]; the bare key at the bottom
+    /// of the stack.
+    fn contexts(&self, state: u32, out: &mut Vec<Key>) {
+        let frames = self.context_frames(Key::MAX_CONTEXT);
+        out.push(Key::with_context(state, &frames));
+    }
+
+    fn completion_bound(&self, _table: &()) -> Option<u32> {
+        None
+    }
+
+    fn completion_memo(&self, _table: &()) {}
+
+    fn completion_bound_from(&self, _table: &(), _memo: &()) -> Option<u32> {
+        None
+    }
+
+    fn completion_caps(&self, _table: &(), caps: &mut [u32]) {
+        caps.fill(u32::MAX);
+    }
+}
+
+impl Backend for LrGrammar {
+    type Recognizer = LrParser;
+
+    fn recognizer(self: &Arc<Self>) -> LrParser {
+        LrParser::new(self.clone())
+    }
+
+    fn state_count(&self) -> usize {
+        self.tables.state_count()
+    }
+
+    /// The start state and the targets of shifts.
+    fn is_scannable(&self, state: u32) -> bool {
+        self.tables.is_scannable(state)
+    }
+
+    /// The bytes the state shifts without reducing first.
+    fn cost_hint(&self, state: u32) -> u32 {
+        self.tables.shift_bytes(state)
+    }
+
+    fn fingerprint(&self, _state: u32) -> Option<Fingerprint> {
+        None
+    }
+
+    fn completion_table(&self, _trie: &TokenTrie) {}
+
+    fn classify(&self, key: Key, trie: &TokenTrie) -> Classification {
+        crate::classify::classify(&self.tables, key, trie, self.config.max_reductions_per_byte)
+    }
+}

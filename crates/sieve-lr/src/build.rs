@@ -1,0 +1,488 @@
+//! The LR(1) construction over a regular right-part grammar: item sets of *threads* (rule
+//! instances), merged with Pager's weak compatibility, then the action and goto tables.
+//!
+//! # Items and threads
+//!
+//! An item is a global automaton state `s` (which names its rule and where in the rule's
+//! automaton the instance is) with a look-ahead set. A state's *kernel* items are the rule
+//! instances that consumed the last symbol; its *closure* items are the rules that may start
+//! here (one per rule, at the rule's start state). Unlike textbook LR, two kernel items may
+//! have the same automaton state: two instances of one rule, started at different places,
+//! which reached the same state (`S ::= A "x" | "b" A "y"`, `A ::= "b"? "a"`: after `ba`,
+//! `A` is either `ba` or `a`). They stay separate items, so each remembers where its rule
+//! started (the parser records that per item, see [`crate::machine`]); if their look-aheads
+//! meet they can only end together, which is reported as a conflict at once.
+//!
+//! # Merging
+//!
+//! States with the same kernel automaton states (each at most once) are merged when Pager's
+//! weak compatibility holds: for every two kernel items `i ≠ j`, the merged look-aheads of
+//! `i` and `j` meet only if they already met in one of the two states. That never introduces a
+//! reduce/reduce conflict canonical LR(1) would not have, so merging keeps LR(1) power while
+//! giving about LALR(1)'s table size. A merged state whose look-aheads grew is processed
+//! again, so its successors carry them. Merging can delay the detection of an error by some
+//! reductions (as in LALR(1)); the parser checks a byte's shift before committing it, so
+//! recognition stays exact.
+//!
+//! # Invariants
+//!
+//! - Every state's kernel is sorted by `(state, look-ahead)`; transitions record, for each
+//!   kernel item of the target, the index of the item of the source it advanced.
+//! - The tables have at most one action per state and terminal; otherwise the build fails
+//!   with the conflict named.
+//! - Work and memory are bounded by [`crate::Config::max_states`].
+
+use std::collections::VecDeque;
+
+use foldhash::{HashMap, HashMapExt};
+
+use crate::error::{Conflict, ConflictAction, ConflictItem, LrError};
+use crate::lookahead::{La, EOF};
+use crate::rules::Rules;
+use crate::tables::{Tables, ACCEPT, REDUCE, SHIFT, TERMINALS};
+use crate::Config;
+
+/// Bytes of a sample prefix in a conflict report.
+const PREFIX_CAP: usize = 200;
+
+/// A kernel: `(automaton state, look-ahead)`, sorted.
+type Kernel = Vec<(u32, La)>;
+
+/// What led to a state first (for sample prefixes).
+#[derive(Clone, Copy, Debug)]
+enum Sym {
+    Byte(u8),
+    Rule(u32),
+}
+
+/// A transition out of a processed state.
+#[derive(Clone, Debug)]
+struct Edge {
+    target: u32,
+    /// Per kernel item of the target, the source item it advanced.
+    sources: Vec<u16>,
+}
+
+/// The transitions of a processed state.
+#[derive(Clone, Debug, Default)]
+struct Out {
+    /// `(lo, hi, edge)`: disjoint byte ranges.
+    bytes: Vec<(u8, u8, Edge)>,
+    /// `(rule, edge)`.
+    gotos: Vec<(u32, Edge)>,
+}
+
+struct Builder<'a> {
+    rules: &'a Rules,
+    config: &'a Config,
+    kernels: Vec<Kernel>,
+    by_core: HashMap<Vec<u32>, Vec<u32>>,
+    queue: VecDeque<u32>,
+    queued: Vec<bool>,
+    out: Vec<Option<Out>>,
+    pred: Vec<Option<(u32, Sym)>>,
+}
+
+/// Builds the tables of `rules`. When the merged construction meets a conflict, the canonical
+/// one runs too: its conflict comes with a prefix that shows it (a merged state's first prefix
+/// may reach it in a context without the conflict), and should merging ever have caused the
+/// conflict, the canonical tables are used instead.
+pub(crate) fn build(rules: &Rules, config: &Config) -> Result<Tables, LrError> {
+    match build_with(rules, config) {
+        Err(LrError::Conflict(merged)) if config.merge => {
+            let canonical = Config {
+                merge: false,
+                ..config.clone()
+            };
+            match build_with(rules, &canonical) {
+                Err(LrError::Limit { .. }) => Err(LrError::Conflict(merged)),
+                other => other,
+            }
+        }
+        other => other,
+    }
+}
+
+fn build_with(rules: &Rules, config: &Config) -> Result<Tables, LrError> {
+    let mut b = Builder {
+        rules,
+        config,
+        kernels: Vec::new(),
+        by_core: HashMap::new(),
+        queue: VecDeque::new(),
+        queued: Vec::new(),
+        out: Vec::new(),
+        pred: Vec::new(),
+    };
+    let start = rules.rule_start[rules.start_rule as usize];
+    b.find_or_create(vec![(start, La::eof())], None)?;
+    while let Some(s) = b.queue.pop_front() {
+        b.queued[s as usize] = false;
+        b.process(s)?;
+    }
+    b.tables()
+}
+
+impl Builder<'_> {
+    /// The kernel plus one closure item per rule that may start here.
+    fn closure(&self, kernel: &Kernel) -> Vec<(u32, La)> {
+        let rules = self.rules;
+        let mut items: Vec<(u32, La)> = kernel.clone();
+        // Closure item of each rule, by rule.
+        let mut at: HashMap<u32, usize> = HashMap::new();
+        let mut work: Vec<usize> = (0..items.len()).collect();
+        while let Some(i) = work.pop() {
+            let (s, la) = items[i];
+            for &(callee, target) in &rules.states[s as usize].calls {
+                let mut next = rules.first[target as usize];
+                if rules.nullable[target as usize] {
+                    next.union_with(&la);
+                }
+                match at.get(&callee) {
+                    Some(&j) => {
+                        if items[j].1.union_with(&next) {
+                            work.push(j);
+                        }
+                    }
+                    None => {
+                        at.insert(callee, items.len());
+                        work.push(items.len());
+                        items.push((rules.rule_start[callee as usize], next));
+                    }
+                }
+            }
+        }
+        items[kernel.len()..].sort_by_key(|&(s, _)| s);
+        items
+    }
+
+    /// The sorted kernel of the items `(source, state, look-ahead)`, with the sources.
+    fn kernel_of(
+        &self,
+        from: u32,
+        sym: Sym,
+        mut moved: Vec<(u32, La, u16)>,
+    ) -> Result<(Kernel, Vec<u16>), LrError> {
+        moved.sort_by_key(|&(s, la, src)| (s, la, src));
+        for pair in moved.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            if a.0 == b.0 {
+                if let Some(t) = a.1.first_common(&b.1) {
+                    let state = &self.rules.states[a.0 as usize];
+                    let item = ConflictItem {
+                        rule: self.rules.names[state.rule as usize].clone(),
+                        state: state.local,
+                        action: ConflictAction::Duplicate,
+                    };
+                    let mut prefix = self.prefix(from);
+                    self.push_sym(sym, &mut prefix);
+                    prefix.truncate(PREFIX_CAP);
+                    return Err(LrError::Conflict(Box::new(Conflict {
+                        lookahead: u8::try_from(t).ok(),
+                        items: vec![item.clone(), item],
+                        prefix,
+                    })));
+                }
+            }
+        }
+        let sources = moved.iter().map(|m| m.2).collect();
+        Ok((
+            moved.into_iter().map(|(s, la, _)| (s, la)).collect(),
+            sources,
+        ))
+    }
+
+    fn find_or_create(&mut self, kernel: Kernel, pred: Option<(u32, Sym)>) -> Result<u32, LrError> {
+        let core: Vec<u32> = kernel.iter().map(|&(s, _)| s).collect();
+        let unique = core.windows(2).all(|w| w[0] != w[1]);
+        if let Some(candidates) = self.by_core.get(&core) {
+            if let Some(&c) = candidates
+                .iter()
+                .find(|&&c| self.kernels[c as usize] == kernel)
+            {
+                return Ok(c);
+            }
+            if unique && self.config.merge {
+                let found = candidates
+                    .iter()
+                    .copied()
+                    .find(|&c| weakly_compatible(&self.kernels[c as usize], &kernel));
+                if let Some(c) = found {
+                    let mut changed = false;
+                    for (a, b) in self.kernels[c as usize].iter_mut().zip(&kernel) {
+                        changed |= a.1.union_with(&b.1);
+                    }
+                    if changed && !self.queued[c as usize] {
+                        self.queued[c as usize] = true;
+                        self.queue.push_back(c);
+                    }
+                    return Ok(c);
+                }
+            }
+        }
+        let id = self.kernels.len();
+        if id >= self.config.max_states {
+            return Err(LrError::limit(
+                "max_states",
+                self.config.max_states,
+                "the LR automaton",
+            ));
+        }
+        let id = id as u32;
+        self.by_core.entry(core).or_default().push(id);
+        self.kernels.push(kernel);
+        self.queued.push(true);
+        self.queue.push_back(id);
+        self.out.push(None);
+        self.pred.push(pred);
+        Ok(id)
+    }
+
+    /// Computes the transitions of state `s` from its current kernel.
+    fn process(&mut self, s: u32) -> Result<(), LrError> {
+        let items = self.closure(&self.kernels[s as usize]);
+        if items.len() > usize::from(u16::MAX) {
+            return Err(LrError::limit(
+                "max_states",
+                self.config.max_states,
+                "the items of one LR state (at most 65,535)",
+            ));
+        }
+        let rules = self.rules;
+        // Byte ranges: cut at every edge boundary.
+        let mut cuts: Vec<u16> = Vec::new();
+        for &(state, _) in &items {
+            for &(lo, hi, _) in &rules.states[state as usize].bytes {
+                cuts.push(u16::from(lo));
+                cuts.push(u16::from(hi) + 1);
+            }
+        }
+        cuts.sort_unstable();
+        cuts.dedup();
+        let mut out = Out::default();
+        for w in cuts.windows(2) {
+            let (lo, hi) = (w[0] as u8, (w[1] - 1) as u8);
+            let moved: Vec<(u32, La, u16)> = items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &(state, la))| {
+                    rules.states[state as usize]
+                        .bytes
+                        .iter()
+                        .find(|&&(a, b, _)| a <= lo && lo <= b)
+                        .map(|&(_, _, target)| (target, la, i as u16))
+                })
+                .collect();
+            if moved.is_empty() {
+                continue;
+            }
+            let (kernel, sources) = self.kernel_of(s, Sym::Byte(lo), moved)?;
+            let target = self.find_or_create(kernel, Some((s, Sym::Byte(lo))))?;
+            out.bytes.push((lo, hi, Edge { target, sources }));
+        }
+        let mut callees: Vec<u32> = items
+            .iter()
+            .flat_map(|&(state, _)| rules.states[state as usize].calls.iter().map(|c| c.0))
+            .collect();
+        callees.sort_unstable();
+        callees.dedup();
+        for callee in callees {
+            let moved: Vec<(u32, La, u16)> = items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &(state, la))| {
+                    rules.states[state as usize]
+                        .calls
+                        .iter()
+                        .find(|c| c.0 == callee)
+                        .map(|&(_, target)| (target, la, i as u16))
+                })
+                .collect();
+            let (kernel, sources) = self.kernel_of(s, Sym::Rule(callee), moved)?;
+            let target = self.find_or_create(kernel, Some((s, Sym::Rule(callee))))?;
+            out.gotos.push((callee, Edge { target, sources }));
+        }
+        self.out[s as usize] = Some(out);
+        Ok(())
+    }
+
+    fn push_sym(&self, sym: Sym, out: &mut Vec<u8>) {
+        match sym {
+            Sym::Byte(b) => out.push(b),
+            Sym::Rule(r) => self.rules.sample_sentence(r, out, PREFIX_CAP),
+        }
+    }
+
+    /// A byte string that reaches state `s`, from the first transitions that led to it.
+    fn prefix(&self, mut s: u32) -> Vec<u8> {
+        let mut syms = Vec::new();
+        while let Some((from, sym)) = self.pred[s as usize] {
+            syms.push(sym);
+            s = from;
+        }
+        let mut out = Vec::new();
+        for &sym in syms.iter().rev() {
+            self.push_sym(sym, &mut out);
+            if out.len() >= PREFIX_CAP {
+                break;
+            }
+        }
+        out.truncate(PREFIX_CAP);
+        out
+    }
+
+    /// The tables of the states reachable from state 0, renumbered in discovery order.
+    fn tables(&self) -> Result<Tables, LrError> {
+        let n = self.kernels.len();
+        let mut number = vec![u32::MAX; n];
+        let mut order = vec![0u32];
+        number[0] = 0;
+        let mut i = 0;
+        while i < order.len() {
+            let s = order[i] as usize;
+            i += 1;
+            let out = self.out[s]
+                .as_ref()
+                .expect("every queued state is processed");
+            let targets = out
+                .bytes
+                .iter()
+                .map(|b| &b.2)
+                .chain(out.gotos.iter().map(|g| &g.1));
+            for edge in targets {
+                let t = edge.target as usize;
+                if number[t] == u32::MAX {
+                    number[t] = order.len() as u32;
+                    order.push(t as u32);
+                }
+            }
+        }
+        let mut tables = Tables::new(self.terminal_classes());
+        for &old in &order {
+            let old = old as usize;
+            let kernel = &self.kernels[old];
+            let items = self.closure(kernel);
+            let out = self.out[old].as_ref().expect("processed");
+            let mut actions = [0u32; TERMINALS];
+            let mut scannable_bytes = 0u32;
+            for (lo, hi, edge) in &out.bytes {
+                let trans = tables.add_trans(number[edge.target as usize], &edge.sources);
+                for b in *lo..=*hi {
+                    actions[usize::from(b)] = SHIFT | trans;
+                    scannable_bytes += 1;
+                }
+            }
+            for (i, &(state, la)) in items.iter().enumerate() {
+                let info = &self.rules.states[state as usize];
+                if !info.accepting {
+                    continue;
+                }
+                let action = if info.rule == self.rules.start_rule {
+                    ACCEPT
+                } else {
+                    REDUCE | i as u32
+                };
+                for (t, slot) in actions.iter_mut().enumerate() {
+                    if !la.contains(t) {
+                        continue;
+                    }
+                    if *slot != 0 {
+                        return Err(self.conflict(old as u32, &items, t));
+                    }
+                    *slot = action;
+                }
+            }
+            let gotos: Vec<(u32, u32)> = out
+                .gotos
+                .iter()
+                .map(|(rule, edge)| {
+                    (
+                        *rule,
+                        tables.add_trans(number[edge.target as usize], &edge.sources),
+                    )
+                })
+                .collect();
+            let thread_rules: Vec<u32> = items
+                .iter()
+                .map(|&(s, _)| self.rules.states[s as usize].rule)
+                .collect();
+            tables.add_state(
+                kernel.len() as u16,
+                &thread_rules,
+                &actions,
+                &gotos,
+                scannable_bytes,
+            );
+        }
+        tables.mark_scannable();
+        Ok(tables)
+    }
+
+    /// Terminal classes: bytes between two consecutive cuts of the automata's byte ranges
+    /// (FIRST sets and look-aheads are unions of those ranges, so no table tells them
+    /// apart), and end of input alone.
+    fn terminal_classes(&self) -> Vec<u16> {
+        let mut cut = [false; 257];
+        cut[0] = true;
+        for state in &self.rules.states {
+            for &(lo, hi, _) in &state.bytes {
+                cut[usize::from(lo)] = true;
+                cut[usize::from(hi) + 1] = true;
+            }
+        }
+        let mut class_of = Vec::with_capacity(TERMINALS);
+        let mut class = 0u16;
+        for (b, &starts) in cut.iter().enumerate().take(256) {
+            if starts && b > 0 {
+                class += 1;
+            }
+            class_of.push(class);
+        }
+        class_of.push(class + 1);
+        class_of
+    }
+
+    /// The conflict of state `s` on terminal `t`.
+    fn conflict(&self, s: u32, items: &[(u32, La)], t: usize) -> LrError {
+        let mut involved = Vec::new();
+        for &(state, la) in items {
+            let info = &self.rules.states[state as usize];
+            let shifts = t < EOF
+                && info
+                    .bytes
+                    .iter()
+                    .any(|&(lo, hi, _)| usize::from(lo) <= t && t <= usize::from(hi));
+            let reduces = info.accepting && la.contains(t);
+            for (yes, action) in [
+                (shifts, ConflictAction::Shift),
+                (reduces, ConflictAction::Reduce),
+            ] {
+                if yes {
+                    involved.push(ConflictItem {
+                        rule: self.rules.names[info.rule as usize].clone(),
+                        state: info.local,
+                        action,
+                    });
+                }
+            }
+        }
+        LrError::Conflict(Box::new(Conflict {
+            lookahead: u8::try_from(t).ok(),
+            items: involved,
+            prefix: self.prefix(s),
+        }))
+    }
+}
+
+/// Pager's weak compatibility of two kernels with the same automaton states.
+fn weakly_compatible(a: &Kernel, b: &Kernel) -> bool {
+    for i in 0..a.len() {
+        for j in i + 1..a.len() {
+            let crossed = a[i].1.intersects(&b[j].1) || b[i].1.intersects(&a[j].1);
+            if crossed && !a[i].1.intersects(&a[j].1) && !b[i].1.intersects(&b[j].1) {
+                return false;
+            }
+        }
+    }
+    true
+}

@@ -1,0 +1,120 @@
+//! sieve's LR(1) backend: the rule automata of a normalised grammar (a regular right-part
+//! grammar) compiled to LR(1) tables and run as a deterministic pushdown automaton — the
+//! Pre³ design (seed `pre3-lr1-to-dpda`) behind [`sieve_backend`]'s seam.
+//!
+//! [`LrGrammar::new`] builds the tables from [`sieve_fsm::GrammarFsms`] or fails with an
+//! [`LrError`]: a [`Conflict`] (the grammar is not LR(1): the items, the look-ahead byte and a
+//! prefix reaching the state), an unsupported automaton (an NFA rule, a counted repetition
+//! too long to expand), or a [`Config`] limit. [`LrParser`] is the per-request recogniser.
+//!
+//! # How it works
+//!
+//! - `rules`: every rule automaton in one state space, FIRST sets and nullability.
+//! - `build`: LR(1) item sets over those states, merged with Pager's weak compatibility
+//!   (LR(1) power, about LALR(1) size); the action and goto tables (`tables`).
+//! - `machine`: the DPDA step. Because rule bodies are automata, a rule's length is not
+//!   fixed: every frame records, per item, the frame where its rule started, so a reduction
+//!   pops exactly to it. Pushing a byte is the reductions its look-ahead selects, then the
+//!   shift; popping truncates an append-only arena.
+//! - `classify`: a key (an LR state, optionally with the states below it) decides the
+//!   tokens whose reductions stay within its known frames; the rest are uncertain and fed.
+//!
+//! # Limits
+//!
+//! Construction is bounded by [`Config::max_states`]; each pushed byte by
+//! [`Config::max_reductions_per_byte`]; the history by [`Config::max_bytes_history`] and
+//! [`Config::max_frames`]. Completion bounds are not implemented (token budgets refuse the
+//! backend) and classifications have no fingerprint (they are not shared across grammars).
+
+mod backend;
+mod build;
+mod classify;
+mod error;
+mod lookahead;
+mod machine;
+mod parser;
+mod rules;
+mod tables;
+
+use sieve_fsm::GrammarFsms;
+
+pub use error::{Conflict, ConflictAction, ConflictItem, LrError};
+pub use parser::LrParser;
+
+/// Limits and switches of the LR backend. The fields are public so callers can write
+/// `Config { max_states: 1000, ..Config::default() }`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// The most LR states the construction may create (merged states counted once, states
+    /// dropped as unreachable after merging counted too). Each state costs about 1 KiB of
+    /// actions. Default 65,536.
+    pub max_states: usize,
+    /// The longest chain a counted repetition `X{m,n}` may expand to (`n + 1` states, or
+    /// `m + 1` when unbounded); longer ones are refused as unsupported. Each count is its own
+    /// LR state in every context, so this also bounds table growth. Default 256.
+    pub max_counted_states: usize,
+    /// Whether to merge states with Pager's weak compatibility. Default `true`; `false` builds
+    /// canonical LR(1) tables (same language, more states).
+    pub merge: bool,
+    /// The most reductions one pushed byte may take (and one classification step). Each
+    /// reduction is a few table look-ups. Default 65,536.
+    pub max_reductions_per_byte: usize,
+    /// The most bytes a parser may hold. Default 1,048,576.
+    pub max_bytes_history: usize,
+    /// The most frames a parser's arena may hold (about 16 bytes each with their origins).
+    /// Default 16,777,216.
+    pub max_frames: usize,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            max_states: 1 << 16,
+            max_counted_states: 256,
+            merge: true,
+            max_reductions_per_byte: 1 << 16,
+            max_bytes_history: 1 << 20,
+            max_frames: 1 << 24,
+        }
+    }
+}
+
+/// The compiled LR tables of one grammar (immutable; share with an `Arc`).
+#[derive(Clone, Debug)]
+pub struct LrGrammar {
+    tables: tables::Tables,
+    config: Config,
+}
+
+impl LrGrammar {
+    /// Builds the tables of `fsms`, whose root derives ε iff `root_nullable` (only the root
+    /// may, in the normalised form).
+    ///
+    /// # Errors
+    /// An [`LrError`]: the grammar is not LR(1), has an automaton this backend does not take,
+    /// or exceeds a [`Config`] limit.
+    pub fn new(
+        fsms: &GrammarFsms,
+        root_nullable: bool,
+        config: Config,
+    ) -> Result<LrGrammar, LrError> {
+        let rules = rules::Rules::new(fsms, root_nullable, &config)?;
+        let tables = build::build(&rules, &config)?;
+        Ok(LrGrammar { tables, config })
+    }
+
+    /// The number of LR states.
+    pub fn state_count(&self) -> usize {
+        self.tables.state_count()
+    }
+
+    /// Heap bytes of the tables.
+    pub fn table_bytes(&self) -> usize {
+        self.tables.heap_bytes()
+    }
+
+    /// The configuration the tables were built with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+}

@@ -1,0 +1,206 @@
+//! [`LrParser`]: the per-request state of the LR backend — the frame arena of
+//! [`crate::machine`] and, per consumed byte, the arena lengths before it.
+//!
+//! # Invariants
+//!
+//! - The stack's top frame is the last frame of the arena, and every byte consumed is one
+//!   [`step`] that ended in a shift; popping a byte truncates the arena to its length before
+//!   that byte, which restores exactly the state before it.
+//! - A byte is accepted iff its step shifts it. Normalised grammars have no useless rules, so
+//!   every LR state reached by shifts can be continued to a sentence: accepted bytes are
+//!   exactly the prefixes of sentences, and [`LrParser::allowed_bytes`] is exactly the bytes
+//!   [`LrParser::push_byte`] accepts (it runs the same step on a read-only overlay).
+//! - A failed push (rejected byte or limit) leaves the parser unchanged.
+
+use std::sync::Arc;
+
+use sieve_backend::LimitError;
+use sieve_ir::ByteClass;
+
+use crate::lookahead::EOF;
+use crate::machine::{step, Frame, Frames as _, Overlay, Stack, Step, UNKNOWN};
+use crate::tables::{PAYLOAD, SHIFT};
+use crate::LrGrammar;
+
+/// The LR backend's recogniser: a deterministic pushdown automaton over the grammar's LR
+/// tables, with a cheap push/pop stack discipline.
+#[derive(Clone, Debug)]
+pub struct LrParser {
+    grammar: Arc<LrGrammar>,
+    stack: Stack,
+    /// Per consumed byte, the arena lengths before it.
+    history: Vec<(u32, u32)>,
+}
+
+impl LrParser {
+    /// A parser at the start of the input.
+    pub fn new(grammar: Arc<LrGrammar>) -> LrParser {
+        let stack = initial_stack(&grammar);
+        LrParser {
+            grammar,
+            stack,
+            history: Vec::new(),
+        }
+    }
+
+    /// The grammar's tables.
+    pub fn grammar(&self) -> &Arc<LrGrammar> {
+        &self.grammar
+    }
+
+    /// Consumes `byte`: `Ok(true)` if the input is still a prefix of a sentence, `Ok(false)`
+    /// (and nothing changed) otherwise.
+    ///
+    /// # Errors
+    /// A [`LimitError`] when a [`crate::Config`] bound would be exceeded; nothing changed.
+    pub fn push_byte(&mut self, byte: u8) -> Result<bool, LimitError> {
+        let config = &self.grammar.config;
+        if self.history.len() >= config.max_bytes_history {
+            return Err(LimitError::new(
+                "max_bytes_history",
+                config.max_bytes_history,
+                "the input is longer than the LR parser may keep",
+            ));
+        }
+        let mark = self.stack.mark();
+        let mut fuel = config.max_reductions_per_byte;
+        match step(
+            &self.grammar.tables,
+            &mut self.stack,
+            usize::from(byte),
+            &mut fuel,
+        ) {
+            Step::Shifted if self.stack.frames.len() > config.max_frames => {
+                self.stack.truncate(mark);
+                Err(LimitError::new(
+                    "max_frames",
+                    config.max_frames,
+                    "the LR parser's frames would exceed their bound",
+                ))
+            }
+            Step::Shifted => {
+                self.history.push(mark);
+                Ok(true)
+            }
+            Step::OutOfFuel => {
+                self.stack.truncate(mark);
+                Err(LimitError::new(
+                    "max_reductions_per_byte",
+                    config.max_reductions_per_byte,
+                    "one byte would take more reductions than allowed",
+                ))
+            }
+            Step::Rejected | Step::Unknown | Step::Accepted => {
+                self.stack.truncate(mark);
+                Ok(false)
+            }
+        }
+    }
+
+    /// Undoes the last `n` bytes.
+    ///
+    /// # Panics
+    /// When `n > self.len()`.
+    pub fn pop_bytes(&mut self, n: usize) {
+        assert!(n <= self.history.len(), "popping more bytes than pushed");
+        let keep = self.history.len() - n;
+        if let Some(&mark) = self.history.get(keep) {
+            self.stack.truncate(mark);
+        }
+        self.history.truncate(keep);
+    }
+
+    /// The number of bytes consumed.
+    pub fn len(&self) -> usize {
+        self.history.len()
+    }
+
+    /// Whether no byte has been consumed.
+    pub fn is_empty(&self) -> bool {
+        self.history.is_empty()
+    }
+
+    /// Whether the input so far is a sentence (end of input reaches acceptance; a run out of
+    /// fuel counts as no).
+    pub fn can_finish(&self) -> bool {
+        self.would(EOF) == Step::Accepted
+    }
+
+    /// Exactly the bytes [`LrParser::push_byte`] accepts now (limits aside).
+    pub fn allowed_bytes(&self) -> ByteClass {
+        let tables = &self.grammar.tables;
+        let top = self.stack.top().state;
+        let mut class = ByteClass::EMPTY;
+        for byte in 0..=255u8 {
+            let action = tables.action(top, usize::from(byte));
+            let allowed = match action & !PAYLOAD {
+                0 => false,
+                SHIFT => true,
+                _ => self.would(usize::from(byte)) == Step::Shifted,
+            };
+            if allowed {
+                class.insert(byte);
+            }
+        }
+        class
+    }
+
+    /// The outcome of `terminal` now, without changing anything.
+    fn would(&self, terminal: usize) -> Step {
+        let mut overlay = Overlay::new(&self.stack);
+        let mut fuel = self.grammar.config.max_reductions_per_byte;
+        step(&self.grammar.tables, &mut overlay, terminal, &mut fuel)
+    }
+
+    /// The LR state on top of the stack.
+    pub fn top_state(&self) -> u32 {
+        self.stack.top().state
+    }
+
+    /// The frames below the top, innermost first, up to `max`: each frame's state, and the
+    /// top's (then each frame's) kernel origins packed as distances along the chain (see
+    /// [`crate::classify`]). Empty at the bottom of the stack.
+    pub(crate) fn context_frames(&self, max: usize) -> Vec<(u32, u32)> {
+        let mut chain: Vec<u32> = vec![self.stack.frames.len() as u32 - 1];
+        while chain.len() <= max {
+            let parent = self.stack.frame(*chain.last().expect("non-empty")).parent;
+            if parent == UNKNOWN {
+                break;
+            }
+            chain.push(parent);
+        }
+        let tables = &self.grammar.tables;
+        (1..chain.len())
+            .map(|i| {
+                let below = self.stack.frame(chain[i]);
+                let above: Frame = self.stack.frame(chain[i - 1]);
+                let kernel = tables.kernel_len(above.state).min(crate::classify::PACKED);
+                let mut packed = 0u32;
+                for k in 0..kernel {
+                    let origin = self.stack.origins[above.origins as usize + k];
+                    let distance = chain[i - 1..]
+                        .iter()
+                        .position(|&f| f == origin)
+                        .filter(|&d| (1..16).contains(&d))
+                        .unwrap_or(0);
+                    packed |= (distance as u32) << (4 * k);
+                }
+                (below.state, packed)
+            })
+            .collect()
+    }
+}
+
+/// The stack of the empty input: the start state, whose one kernel item (the augmented start
+/// rule) has no origin (it only ever accepts).
+fn initial_stack(grammar: &LrGrammar) -> Stack {
+    let kernel = grammar.tables.kernel_len(0);
+    Stack {
+        frames: vec![Frame {
+            state: 0,
+            parent: UNKNOWN,
+            origins: 0,
+        }],
+        origins: vec![UNKNOWN; kernel],
+    }
+}

@@ -1,0 +1,190 @@
+//! [`Tables`]: the LR automaton as flat arrays — per state its items' rules, its action on
+//! each terminal and its gotos; per transition its target and where each of the target's
+//! kernel items came from.
+//!
+//! # Invariants
+//!
+//! - Terminals are grouped into classes that every automaton edge treats alike (the cuts of
+//!   all byte ranges; end of input is the last class): `actions` holds one entry per class
+//!   per state; an entry is `0` (error), [`ACCEPT`], `SHIFT | transition` or
+//!   `REDUCE | item`.
+//! - A reduced item's rule has a goto from every state where that rule's instance can start
+//!   (its closure item's state), so the parser's goto look-up after a reduction never fails.
+//! - A transition's `sources` has one entry per kernel item of its target.
+
+/// The action "accept" (end of input after a sentence).
+pub(crate) const ACCEPT: u32 = 1;
+/// Tag of "shift along transition `x & PAYLOAD`".
+pub(crate) const SHIFT: u32 = 1 << 30;
+/// Tag of "reduce item `x & PAYLOAD` of the current state".
+pub(crate) const REDUCE: u32 = 2 << 30;
+/// The payload bits of an action.
+pub(crate) const PAYLOAD: u32 = (1 << 30) - 1;
+
+/// The terminals: 256 bytes and end of input.
+pub(crate) const TERMINALS: usize = 257;
+
+/// One state's offsets into the flat arrays.
+#[derive(Clone, Copy, Debug)]
+struct StateRecord {
+    /// First item in `item_rule`.
+    items: u32,
+    /// First goto in `gotos`.
+    gotos: u32,
+    kernel: u16,
+    /// The bytes it shifts directly.
+    shift_bytes: u32,
+    /// Whether it can be the top state after a shift (or is the start).
+    scannable: bool,
+}
+
+/// The compiled automaton (see the module docs).
+#[derive(Clone, Debug)]
+pub(crate) struct Tables {
+    states: Vec<StateRecord>,
+    /// The class of each terminal.
+    class_of: Vec<u16>,
+    /// The number of classes (the row width of `actions`).
+    width: usize,
+    item_rule: Vec<u32>,
+    actions: Vec<u32>,
+    /// `(rule, transition)`, per state sorted by rule.
+    gotos: Vec<(u32, u32)>,
+    trans_target: Vec<u32>,
+    /// Per transition, its first entry in `sources`; one extra at the end.
+    trans_sources: Vec<u32>,
+    sources: Vec<u16>,
+}
+
+impl Tables {
+    /// Empty tables whose terminal classes are `class_of` (classes `0..width`).
+    pub(crate) fn new(class_of: Vec<u16>) -> Tables {
+        let width = class_of
+            .iter()
+            .map(|&c| usize::from(c) + 1)
+            .max()
+            .unwrap_or(0);
+        Tables {
+            states: Vec::new(),
+            class_of,
+            width,
+            item_rule: Vec::new(),
+            actions: Vec::new(),
+            gotos: Vec::new(),
+            trans_target: Vec::new(),
+            trans_sources: vec![0],
+            sources: Vec::new(),
+        }
+    }
+
+    /// Adds a transition; returns its number.
+    pub(crate) fn add_trans(&mut self, target: u32, sources: &[u16]) -> u32 {
+        self.trans_target.push(target);
+        self.sources.extend_from_slice(sources);
+        self.trans_sources.push(self.sources.len() as u32);
+        (self.trans_target.len() - 1) as u32
+    }
+
+    /// Adds the next state.
+    pub(crate) fn add_state(
+        &mut self,
+        kernel: u16,
+        item_rules: &[u32],
+        actions: &[u32; TERMINALS],
+        gotos: &[(u32, u32)],
+        shift_bytes: u32,
+    ) {
+        self.states.push(StateRecord {
+            items: self.item_rule.len() as u32,
+            gotos: self.gotos.len() as u32,
+            kernel,
+            shift_bytes,
+            scannable: false,
+        });
+        self.item_rule.extend_from_slice(item_rules);
+        let mut row = vec![0u32; self.width];
+        for (t, &action) in actions.iter().enumerate() {
+            row[usize::from(self.class_of[t])] = action;
+        }
+        self.actions.extend(row);
+        let mut sorted = gotos.to_vec();
+        sorted.sort_unstable();
+        self.gotos.extend(sorted);
+    }
+
+    /// Marks the start state and every shift target as scannable.
+    pub(crate) fn mark_scannable(&mut self) {
+        self.states[0].scannable = true;
+        for &action in &self.actions {
+            if action & !PAYLOAD == SHIFT {
+                let target = self.trans_target[(action & PAYLOAD) as usize];
+                self.states[target as usize].scannable = true;
+            }
+        }
+    }
+
+    pub(crate) fn state_count(&self) -> usize {
+        self.states.len()
+    }
+
+    pub(crate) fn is_scannable(&self, s: u32) -> bool {
+        self.states[s as usize].scannable
+    }
+
+    pub(crate) fn shift_bytes(&self, s: u32) -> u32 {
+        self.states[s as usize].shift_bytes
+    }
+
+    #[inline]
+    pub(crate) fn action(&self, s: u32, terminal: usize) -> u32 {
+        self.actions[s as usize * self.width + usize::from(self.class_of[terminal])]
+    }
+
+    #[inline]
+    pub(crate) fn kernel_len(&self, s: u32) -> usize {
+        usize::from(self.states[s as usize].kernel)
+    }
+
+    #[inline]
+    pub(crate) fn item_rule(&self, s: u32, item: usize) -> u32 {
+        self.item_rule[self.states[s as usize].items as usize + item]
+    }
+
+    /// The transition on `rule` from `s`.
+    #[inline]
+    pub(crate) fn goto(&self, s: u32, rule: u32) -> Option<u32> {
+        let from = self.states[s as usize].gotos as usize;
+        let to = self
+            .states
+            .get(s as usize + 1)
+            .map_or(self.gotos.len(), |next| next.gotos as usize);
+        let row = &self.gotos[from..to];
+        row.binary_search_by_key(&rule, |g| g.0)
+            .ok()
+            .map(|i| row[i].1)
+    }
+
+    #[inline]
+    pub(crate) fn trans_target(&self, trans: u32) -> u32 {
+        self.trans_target[trans as usize]
+    }
+
+    #[inline]
+    pub(crate) fn trans_sources(&self, trans: u32) -> &[u16] {
+        let from = self.trans_sources[trans as usize] as usize;
+        let to = self.trans_sources[trans as usize + 1] as usize;
+        &self.sources[from..to]
+    }
+
+    /// Heap bytes of the tables.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.states.len() * std::mem::size_of::<StateRecord>()
+            + self.class_of.len() * 2
+            + self.item_rule.len() * 4
+            + self.actions.len() * 4
+            + self.gotos.len() * 8
+            + self.trans_target.len() * 4
+            + self.trans_sources.len() * 4
+            + self.sources.len() * 2
+    }
+}

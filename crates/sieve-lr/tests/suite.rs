@@ -1,0 +1,382 @@
+//! The LR backend against the Earley backend and brute force: acceptance of every prefix of
+//! sampled sentences and of random strings, masks through the token cache, conflicts named.
+
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use sieve_backend::{Backend, Recognizer};
+use sieve_earley::EarleyGrammar;
+use sieve_ir::{ByteClass, Expr, Grammar, GrammarBuilder, RuleId};
+use sieve_lr::{Config, ConflictAction, LrError, LrGrammar};
+use sieve_tokencache::{TokenCache, REFINE_ABOVE};
+use sieve_vocab::{TokenTrie, Vocabulary};
+
+/// The LR backend of a grammar, or why it refused it.
+type Lr = Result<Arc<LrGrammar>, LrError>;
+
+/// Both backends of `grammar`, or the LR error (`None` when the grammar does not normalise).
+fn compile(grammar: &Grammar) -> Option<(Arc<EarleyGrammar>, Lr)> {
+    let normalized =
+        sieve_normalize::normalize(grammar, &sieve_normalize::Config::default()).ok()?;
+    let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
+        .build(&normalized)
+        .ok()?;
+    let root_nullable = fsms
+        .automaton(fsms.root())
+        .fsm()
+        .is_some_and(|fsm| fsm.is_accepting(fsm.start()));
+    let earley = Arc::new(EarleyGrammar::new(
+        &fsms,
+        root_nullable,
+        sieve_earley::Config::default(),
+    ));
+    let lr = LrGrammar::new(&fsms, root_nullable, Config::default()).map(Arc::new);
+    Some((earley, lr))
+}
+
+fn gbnf(text: &str) -> Grammar {
+    sieve_gbnf::compile(text, &Default::default()).expect("valid grammar")
+}
+
+/// Feeds `input` to both recognisers byte by byte, comparing acceptance, `can_finish` and
+/// `allowed_bytes` at every prefix; pops everything back at the end and checks the start
+/// again.
+fn agree(earley: &Arc<EarleyGrammar>, lr: &Arc<LrGrammar>, input: &[u8], what: &str) {
+    let mut e = earley.recognizer();
+    let mut l = lr.recognizer();
+    for (i, &byte) in input.iter().enumerate() {
+        assert_eq!(
+            e.can_finish(),
+            l.can_finish(),
+            "{what}: can_finish after {:?}",
+            String::from_utf8_lossy(&input[..i])
+        );
+        assert_eq!(
+            e.allowed_bytes(),
+            l.allowed_bytes(),
+            "{what}: allowed bytes after {:?}",
+            String::from_utf8_lossy(&input[..i])
+        );
+        let ok = e.push_byte(byte).unwrap();
+        assert_eq!(
+            ok,
+            l.push_byte(byte).unwrap(),
+            "{what}: byte {i} of {:?}",
+            String::from_utf8_lossy(input)
+        );
+        if !ok {
+            break;
+        }
+    }
+    assert_eq!(
+        e.can_finish(),
+        l.can_finish(),
+        "{what}: can_finish at the end"
+    );
+    let n = l.len();
+    l.pop_bytes(n);
+    assert_eq!(l.allowed_bytes(), earley.recognizer().allowed_bytes());
+}
+
+#[test]
+fn small_grammars_agree_with_earley() {
+    let cases = [
+        r#"root ::= "a" | "b" root"#,
+        r#"root ::= "(" root ")" root | """#,
+        r#"root ::= s
+s ::= a "x" | "b" a "y"
+a ::= "b"? "a""#,
+        r#"root ::= e
+e ::= t ("+" t)*
+t ::= f ("*" f)*
+f ::= [0-9]+ | "(" e ")""#,
+        r#"root ::= "[" (v ("," v)*)? "]"
+v ::= [0-9]+ | root"#,
+    ];
+    for text in cases {
+        let grammar = gbnf(text);
+        let (earley, lr) = compile(&grammar).expect("normalises");
+        let lr = lr.unwrap_or_else(|e| panic!("{text}: {e}"));
+        let reference = sieve_ir::reference::Recognizer::new(&grammar).unwrap();
+        for seed in 0..20 {
+            if let Some(s) = reference.sample(seed, 6) {
+                agree(&earley, &lr, &s, text);
+                let mut broken = s.clone();
+                broken.push(b')');
+                agree(&earley, &lr, &broken, text);
+            }
+        }
+    }
+}
+
+/// Every shipped grammar (GBNF, EBNF, regex, JSON Schema, Lark): the LR tables or the reason
+/// they are refused, printed; the accepted ones agree with Earley on every prefix of sampled
+/// sentences.
+#[test]
+fn shipped_grammars_agree_with_earley_or_are_refused_with_a_reason() {
+    let mut accepted = 0;
+    let mut report = String::new();
+    for path in sieve_testkit::all_grammar_files() {
+        let grammar = sieve_testkit::compile_any(&path);
+        let name = path
+            .strip_prefix(sieve_testkit::grammars_dir())
+            .unwrap()
+            .display()
+            .to_string();
+        let Some((earley, lr)) = compile(&grammar) else {
+            continue;
+        };
+        let lr = match lr {
+            Ok(lr) => lr,
+            Err(e) => {
+                assert!(!e.to_string().is_empty());
+                report.push_str(&format!("refused {name}: {e}\n"));
+                continue;
+            }
+        };
+        report.push_str(&format!(
+            "accepted {name}: {} LR states, {} table bytes\n",
+            lr.state_count(),
+            lr.table_bytes()
+        ));
+        accepted += 1;
+        let reference = sieve_ir::reference::Recognizer::new(&grammar).unwrap();
+        for seed in 0..8 {
+            if let Some(s) = reference.sample(seed, 6) {
+                agree(&earley, &lr, &s, &name);
+            }
+        }
+    }
+    println!("{report}");
+    assert!(accepted >= 10, "only {accepted} accepted:\n{report}");
+}
+
+/// Every text token fed on its own.
+fn brute_force<R: Recognizer>(recognizer: &mut R, trie: &TokenTrie) -> Vec<u32> {
+    let mut mask = vec![0u32; trie.n_vocab().div_ceil(32)];
+    for i in 0..trie.len() {
+        let bytes = trie.bytes_at(i);
+        let mut pushed = 0;
+        while pushed < bytes.len() && recognizer.push_byte(bytes[pushed]).unwrap() {
+            pushed += 1;
+        }
+        recognizer.pop_bytes(pushed);
+        if pushed == bytes.len() {
+            let id = trie.token(i).index();
+            mask[id / 32] |= 1 << (id % 32);
+        }
+    }
+    mask
+}
+
+/// The longest token of `trie` that starts `rest`.
+fn next_token<'a>(trie: &TokenTrie, rest: &'a [u8]) -> Option<&'a [u8]> {
+    (1..=rest.len().min(16))
+        .rev()
+        .find(|&len| trie.find(&rest[..len]).is_some())
+        .map(|len| &rest[..len])
+}
+
+/// At every step of sampled walks over every shipped grammar the backend accepts, with
+/// GPT-2's vocabulary, the token cache's mask equals feeding every token to the recogniser
+/// — with contexts never used, always used and at the default threshold.
+#[test]
+fn masks_equal_brute_force_on_shipped_grammars() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let trie = TokenTrie::new(&vocab);
+    let mut steps = 0;
+    let mut decided = 0usize;
+    let mut uncertain = 0usize;
+    for path in sieve_testkit::all_grammar_files() {
+        let grammar = sieve_testkit::compile_any(&path);
+        let Some((_, Ok(lr))) = compile(&grammar) else {
+            continue;
+        };
+        let reference = sieve_ir::reference::Recognizer::new(&grammar).unwrap();
+        let n = Backend::state_count(&*lr);
+        let caches = [
+            TokenCache::with_refinement(n, usize::MAX, usize::MAX),
+            TokenCache::with_refinement(n, usize::MAX, 0),
+            TokenCache::with_refinement(n, usize::MAX, REFINE_ABOVE),
+        ];
+        for seed in 0..2 {
+            let Some(sentence) = reference.sample(seed, 6) else {
+                continue;
+            };
+            let mut recognizer = lr.recognizer();
+            let mut at = 0;
+            loop {
+                let expected = brute_force(&mut recognizer, &trie);
+                for (c, cache) in caches.iter().enumerate() {
+                    let mut mask = vec![0u32; expected.len()];
+                    cache
+                        .fill_text_tokens(&*lr, &mut recognizer, &trie, &mut mask)
+                        .unwrap();
+                    assert!(
+                        mask == expected,
+                        "{}: seed {seed}, byte {at}, cache {c}",
+                        path.display()
+                    );
+                }
+                let mut keys = Vec::new();
+                recognizer.contexts(recognizer.top_state(), &mut keys);
+                let with_context = lr.classify(keys[0], &trie);
+                decided += trie.len() - with_context.uncertain_count();
+                uncertain += with_context.uncertain_count();
+                steps += 1;
+                let Some(token) = next_token(&trie, &sentence[at..]) else {
+                    break;
+                };
+                for &b in token {
+                    assert!(recognizer.push_byte(b).unwrap());
+                }
+                at += token.len();
+            }
+        }
+    }
+    println!("{steps} steps; with contexts {decided} tokens decided, {uncertain} uncertain");
+    assert!(steps > 100, "only {steps} steps");
+}
+
+/// A random body over rules `0..rules`, bytes from `abc`.
+fn arb_expr(rules: usize) -> impl Strategy<Value = Expr> {
+    let leaf = prop_oneof![
+        prop::sample::select(vec!["a", "b", "c", "ab", "ca"]).prop_map(Expr::bytes),
+        Just(Expr::class(ByteClass::range(b'a', b'b')).unwrap()),
+        (0..rules).prop_map(|r| Expr::rule(RuleId::new(r).unwrap())),
+        Just(Expr::empty()),
+    ];
+    leaf.prop_recursive(3, 16, 3, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 2..4).prop_map(Expr::seq),
+            prop::collection::vec(inner.clone(), 2..4)
+                .prop_map(|v| Expr::choice(v).expect("non-empty")),
+            (inner.clone(), 0u32..3, prop::option::of(0u32..4)).prop_map(|(e, min, extra)| {
+                let max = extra.map(|x| (min + x).max(1));
+                Expr::repeat(e, min, max).unwrap_or_else(|_| Expr::optional(Expr::bytes("a")))
+            }),
+        ]
+    })
+}
+
+fn arb_grammar() -> impl Strategy<Value = Grammar> {
+    (1usize..4).prop_flat_map(|n| {
+        prop::collection::vec(arb_expr(n), n).prop_map(move |bodies| {
+            let mut b = GrammarBuilder::new();
+            let ids: Vec<RuleId> = (0..n)
+                .map(|i| b.declare(&format!("r{i}")).unwrap())
+                .collect();
+            for (id, body) in ids.iter().zip(bodies) {
+                b.define(*id, body);
+            }
+            b.build(ids[0]).unwrap()
+        })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    /// Random grammars the backend accepts agree with Earley on random strings and sampled
+    /// sentences, prefix by prefix; refused ones are refused with a conflict or a reason.
+    #[test]
+    fn random_grammars_agree_with_earley(
+        grammar in arb_grammar(),
+        inputs in prop::collection::vec(prop::collection::vec(prop::sample::select(b"abc".to_vec()), 0..10), 8),
+    ) {
+        let Some((earley, lr)) = compile(&grammar) else {
+            return Ok(());
+        };
+        let Ok(lr) = lr else {
+            return Ok(());
+        };
+        let reference = sieve_ir::reference::Recognizer::new(&grammar).unwrap();
+        let mut all = inputs;
+        for seed in 0..4 {
+            if let Some(s) = reference.sample(seed, 4) {
+                all.push(s);
+            }
+        }
+        for input in &all {
+            agree(&earley, &lr, input, &grammar.to_string());
+        }
+    }
+}
+
+/// How many random grammars the backend accepts (the property above is vacuous on refused
+/// ones): a fixed sample, so the share is checked, not left to chance.
+#[test]
+fn a_fair_share_of_random_grammars_is_lr1() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let strategy = arb_grammar();
+    let (mut lr1, mut total) = (0, 0);
+    for _ in 0..300 {
+        let grammar = strategy.new_tree(&mut runner).unwrap().current();
+        if let Some((_, lr)) = compile(&grammar) {
+            total += 1;
+            lr1 += usize::from(lr.is_ok());
+        }
+    }
+    println!("{lr1} of {total} random grammars are LR(1)");
+    assert!(lr1 * 4 >= total, "only {lr1} of {total}");
+}
+
+fn conflict(text: &str) -> sieve_lr::Conflict {
+    let (_, lr) = compile(&gbnf(text)).expect("normalises");
+    match lr {
+        Err(LrError::Conflict(c)) => *c,
+        other => panic!("{text}: expected a conflict, got {other:?}"),
+    }
+}
+
+#[test]
+fn ambiguous_concatenation_is_a_named_conflict() {
+    let c = conflict(r#"root ::= root root | "a""#);
+    assert_eq!(c.lookahead, Some(b'a'));
+    assert!(c
+        .items
+        .iter()
+        .any(|i| i.action == ConflictAction::Shift || i.action == ConflictAction::Duplicate));
+    assert!(c.items.iter().any(|i| i.rule == "root"));
+    assert!(c.prefix.starts_with(b"a"), "{:?}", c.prefix);
+}
+
+#[test]
+fn dangling_else_is_a_shift_reduce_conflict_on_e() {
+    let text = r#"root ::= stmt
+stmt ::= "i" stmt | "i" stmt "e" stmt | "x""#;
+    let c = conflict(text);
+    assert_eq!(c.lookahead, Some(b'e'), "{c:?}");
+    let actions: Vec<ConflictAction> = c.items.iter().map(|i| i.action).collect();
+    assert!(actions.contains(&ConflictAction::Shift), "{c:?}");
+    assert!(actions.contains(&ConflictAction::Reduce), "{c:?}");
+    assert!(c.items.iter().all(|i| i.rule == "stmt"), "{c:?}");
+    // The prefix reaches the conflict: an `i` `i` `x`, where `e` could close either `i`.
+    assert!(
+        c.prefix.starts_with(b"ii"),
+        "{:?}",
+        String::from_utf8_lossy(&c.prefix)
+    );
+    let message = LrError::Conflict(Box::new(c)).to_string();
+    assert!(message.contains("'e'"), "{message}");
+}
+
+#[test]
+fn construction_limits_are_typed_errors() {
+    let grammar = gbnf(r#"root ::= "(" root ")" | [a-z]+"#);
+    let normalized =
+        sieve_normalize::normalize(&grammar, &sieve_normalize::Config::default()).unwrap();
+    let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
+        .build(&normalized)
+        .unwrap();
+    let config = Config {
+        max_states: 2,
+        ..Config::default()
+    };
+    match LrGrammar::new(&fsms, false, config) {
+        Err(LrError::Limit { name, .. }) => assert_eq!(name, "max_states"),
+        other => panic!("{other:?}"),
+    }
+}
