@@ -8,7 +8,9 @@
 //!   ends in `q`; [`TokenAutomaton::fill_mask`] sets exactly those tokens.
 //! - A state that loops on a large byte class keeps the class's region (shared with the trie,
 //!   Koo et al.'s terminal-label mask): its tokens lead back to the state and are not listed
-//!   as edges; every other accepted token is one explicit edge, sorted by token id.
+//!   as edges; every other accepted token is one explicit edge. Edges are kept by trie
+//!   position, in the order the walk finds them (ascending), so building needs no sort; a
+//!   token id is mapped to its position by one look-up.
 //! - The explicit edges, the offsets and the distinct regions' bitmasks take at most
 //!   [`crate::Config::get_token_automaton_bytes`] heap bytes.
 
@@ -24,7 +26,12 @@ use crate::TokenDfaError;
 #[derive(Clone, Debug)]
 pub struct TokenAutomaton {
     n_vocab: usize,
-    /// `edges[offsets[s]..offsets[s + 1]]`: state `s`'s explicit `(token, target)` edges.
+    /// `ids[p]`: the token id at trie position `p`.
+    ids: Vec<u32>,
+    /// `position[id]`: the trie position of text token `id`, [`NOT_TEXT`] for the others.
+    position: Vec<u32>,
+    /// `edges[offsets[s]..offsets[s + 1]]`: state `s`'s explicit `(trie position, target)`
+    /// edges, ascending.
     offsets: Vec<usize>,
     edges: Vec<(u32, u32)>,
     /// Per state: the region whose tokens loop on it, if the wildcard path was taken.
@@ -32,13 +39,22 @@ pub struct TokenAutomaton {
     heap_bytes: usize,
 }
 
-/// Collects a walk's tokens as edges.
+/// The position of a token that is not in the trie (a special token).
+const NOT_TEXT: u32 = u32::MAX;
+
+/// Collects a walk's tokens as edges by trie position.
 struct Edges<'a>(&'a mut Vec<(u32, u32)>);
 
 impl Visit for Edges<'_> {
+    #[inline]
     fn node(&mut self, trie: &TokenTrie, node: usize, state: u32) {
-        for pos in trie.tokens_at_node(node) {
-            self.0.push((trie.token(pos).index() as u32, state));
+        let n = trie.nodes()[node];
+        if n.shared {
+            for pos in trie.tokens_at_node(node) {
+                self.0.push((pos as u32, state));
+            }
+        } else {
+            self.0.push((n.pos, state));
         }
     }
 }
@@ -58,13 +74,17 @@ impl TokenAutomaton {
         let mut region_bytes = 0;
         // The distinct regions met so far (a trie keeps at most 64).
         let mut distinct: Vec<Arc<ClassRegion>> = Vec::new();
-        let fixed = (n + 1) * std::mem::size_of::<usize>()
+        let ids: Vec<u32> = trie.tokens().iter().map(|t| t.index() as u32).collect();
+        let mut position = vec![NOT_TEXT; trie.n_vocab()];
+        for (p, &id) in ids.iter().enumerate() {
+            position[id as usize] = p as u32;
+        }
+        let fixed = (ids.len() + position.len()) * 4
+            + (n + 1) * std::mem::size_of::<usize>()
             + n * std::mem::size_of::<Option<Arc<ClassRegion>>>();
         for s in 0..n {
             offsets.push(edges.len());
-            let start = edges.len();
             let region = walk(dfa, trie, s as u32, &mut stack, &mut Edges(&mut edges));
-            edges[start..].sort_unstable();
             if let Some(region) = &region {
                 if !distinct.iter().any(|r| Arc::ptr_eq(r, region)) {
                     region_bytes += region.inside.len() * 4;
@@ -85,6 +105,8 @@ impl TokenAutomaton {
         let heap_bytes = fixed + region_bytes + edges.len() * std::mem::size_of::<(u32, u32)>();
         Ok(TokenAutomaton {
             n_vocab: trie.n_vocab(),
+            ids,
+            position,
             offsets,
             edges,
             loops,
@@ -102,8 +124,15 @@ impl TokenAutomaton {
         self.n_vocab
     }
 
-    /// The explicit edges of `state`: `(token id, target state)`, sorted by token id.
-    pub fn edges(&self, state: u32) -> &[(u32, u32)] {
+    /// The explicit edges of `state`: `(token id, target state)`, in the trie's byte order
+    /// of the tokens.
+    pub fn edges(&self, state: u32) -> impl ExactSizeIterator<Item = (u32, u32)> + '_ {
+        self.positioned(state)
+            .iter()
+            .map(|&(p, t)| (self.ids[p as usize], t))
+    }
+
+    fn positioned(&self, state: u32) -> &[(u32, u32)] {
         let s = state as usize;
         &self.edges[self.offsets[s]..self.offsets[s + 1]]
     }
@@ -119,8 +148,12 @@ impl TokenAutomaton {
 
     /// The state token `token` leads to from `state`, or `None` when `state` rejects it.
     pub fn next(&self, state: u32, token: u32) -> Option<u32> {
-        let edges = self.edges(state);
-        if let Ok(i) = edges.binary_search_by_key(&token, |&(t, _)| t) {
+        let pos = *self.position.get(token as usize)?;
+        if pos == NOT_TEXT {
+            return None;
+        }
+        let edges = self.positioned(state);
+        if let Ok(i) = edges.binary_search_by_key(&pos, |&(p, _)| p) {
             return Some(edges[i].1);
         }
         let bits = self.loop_tokens(state)?;
@@ -135,7 +168,7 @@ impl TokenAutomaton {
                 *m |= b;
             }
         }
-        for &(token, _) in self.edges(state) {
+        for (token, _) in self.edges(state) {
             mask[token as usize / 32] |= 1 << (token % 32);
         }
     }

@@ -79,7 +79,7 @@ impl CompletionTable {
     pub(crate) fn from_automaton(dfa: &ByteDfa, automaton: &TokenAutomaton) -> CompletionTable {
         let succ: Vec<Vec<u32>> = (0..automaton.state_count() as u32)
             .map(|s| {
-                let mut out: Vec<u32> = automaton.edges(s).iter().map(|&(_, t)| t).collect();
+                let mut out: Vec<u32> = automaton.edges(s).map(|(_, t)| t).collect();
                 out.sort_unstable();
                 out.dedup();
                 out
