@@ -32,6 +32,7 @@ use regex_syntax::ast::{
 };
 
 use crate::error::{span, Error};
+use crate::ext;
 
 /// The position facts of one AST node.
 #[derive(Clone, Copy)]
@@ -48,6 +49,8 @@ pub(crate) struct FlagState {
     pub(crate) multi_line: bool,
     pub(crate) unicode: bool,
     pub(crate) ignore_whitespace: bool,
+    pub(crate) dot_matches_new_line: bool,
+    pub(crate) crlf: bool,
 }
 
 impl Default for FlagState {
@@ -57,6 +60,8 @@ impl Default for FlagState {
             multi_line: false,
             unicode: true,
             ignore_whitespace: false,
+            dot_matches_new_line: false,
+            crlf: false,
         }
     }
 }
@@ -71,6 +76,8 @@ impl FlagState {
                 FlagsItemKind::Flag(Flag::MultiLine) => self.multi_line = on,
                 FlagsItemKind::Flag(Flag::Unicode) => self.unicode = on,
                 FlagsItemKind::Flag(Flag::IgnoreWhitespace) => self.ignore_whitespace = on,
+                FlagsItemKind::Flag(Flag::DotMatchesNewLine) => self.dot_matches_new_line = on,
+                FlagsItemKind::Flag(Flag::CRLF) => self.crlf = on,
                 FlagsItemKind::Flag(_) => {}
             }
         }
@@ -85,6 +92,8 @@ impl FlagState {
             ('m', self.multi_line),
             ('u', self.unicode),
             ('x', self.ignore_whitespace),
+            ('s', self.dot_matches_new_line),
+            ('R', self.crlf),
         ] {
             if set { &mut on } else { &mut off }.push(flag);
         }
@@ -103,13 +112,21 @@ pub(crate) struct ClassSite {
     pub(crate) flags: FlagState,
 }
 
-/// Checks `ast` against the anchor rule and the repetition limit; returns the class sites.
-pub(crate) fn check(pattern: &str, ast: &Ast, max_repeat: u32) -> Result<Vec<ClassSite>, Error> {
+/// What the check found: the class sites and the extension groups.
+pub(crate) struct Found {
+    pub(crate) classes: Vec<ClassSite>,
+    pub(crate) extensions: Vec<ext::Site>,
+}
+
+/// Checks `ast` against the anchor rule and the repetition limit, and the shape of extension
+/// groups; returns the class sites and the extension groups.
+pub(crate) fn check(pattern: &str, ast: &Ast, max_repeat: u32) -> Result<Found, Error> {
     let mut checker = Checker {
         pattern,
         max_repeat,
         flags: FlagState::default(),
         classes: Vec::new(),
+        extensions: Vec::new(),
     };
     checker.walk(
         ast,
@@ -118,7 +135,10 @@ pub(crate) fn check(pattern: &str, ast: &Ast, max_repeat: u32) -> Result<Vec<Cla
             trailing: true,
         },
     )?;
-    Ok(checker.classes)
+    Ok(Found {
+        classes: checker.classes,
+        extensions: checker.extensions,
+    })
 }
 
 struct Checker<'a> {
@@ -128,7 +148,14 @@ struct Checker<'a> {
     /// regex-syntax's translator applies them.
     flags: FlagState,
     classes: Vec<ClassSite>,
+    extensions: Vec<ext::Site>,
 }
+
+/// Inside an extension: neither leading nor trailing.
+const INSIDE: Position = Position {
+    leading: false,
+    trailing: false,
+};
 
 fn is_zero_width(ast: &Ast) -> bool {
     matches!(ast, Ast::Empty(_) | Ast::Flags(_) | Ast::Assertion(_))
@@ -166,8 +193,24 @@ impl Checker<'_> {
             }
             Ast::Group(group) => {
                 let saved = self.flags;
-                if let GroupKind::NonCapturing(flags) = &group.kind {
-                    self.flags.apply(flags);
+                match &group.kind {
+                    GroupKind::NonCapturing(flags) => self.flags.apply(flags),
+                    GroupKind::CaptureName { name, .. } => {
+                        match ext::classify(&name.name, span(&name.span))? {
+                            ext::Name::Plain => {}
+                            ext::Name::Extension(kind) => {
+                                self.extension(kind, name.index, group)?;
+                                self.flags = saved;
+                                return Ok(());
+                            }
+                            ext::Name::Delimiter => {
+                                return Err(Error::MisplacedDelimiter {
+                                    span: span(&group.span),
+                                })
+                            }
+                        }
+                    }
+                    GroupKind::CaptureIndex(_) => {}
                 }
                 self.walk(&group.ast, pos)?;
                 self.flags = saved;
@@ -192,6 +235,48 @@ impl Checker<'_> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Checks an extension group, walks its pieces in pattern order (each recorded with the
+    /// flags in force where it starts) and records the group.
+    fn extension(
+        &mut self,
+        kind: ext::Kind,
+        index: u32,
+        group: &regex_syntax::ast::Group,
+    ) -> Result<(), Error> {
+        let split = ext::split(kind, &group.ast, span(&group.span))?;
+        let before = self.flags;
+        if let Some(wrapper) = split.wrapper {
+            if let GroupKind::NonCapturing(flags) = &wrapper.kind {
+                self.flags.apply(flags);
+            }
+        }
+        let mut pieces = Vec::with_capacity(split.pieces.len());
+        for ast in split.pieces {
+            let flags = self.flags;
+            self.walk(&ast, INSIDE)?;
+            pieces.push(ext::Piece { ast, flags });
+        }
+        if split.wrapper.is_some() {
+            self.flags = before;
+        }
+        let delimiter = match split.delimiter {
+            Some(ast) => {
+                let flags = self.flags;
+                self.walk(&ast, INSIDE)?;
+                Some(ext::Piece { ast, flags })
+            }
+            None => None,
+        };
+        self.extensions.push(ext::Site {
+            kind,
+            index,
+            span: span(&group.span),
+            pieces,
+            delimiter,
+        });
         Ok(())
     }
 
@@ -234,7 +319,7 @@ mod tests {
         let ast = regex_syntax::ast::parse::Parser::new()
             .parse(pattern)
             .expect("valid syntax");
-        check(pattern, &ast, 100).map(|sites| sites.len())
+        check(pattern, &ast, 100).map(|found| found.classes.len())
     }
 
     #[test]
@@ -285,13 +370,15 @@ mod tests {
             case_insensitive: true,
             ..FlagState::default()
         };
-        assert_eq!(state.to_syntax(), "iu-mx");
+        assert_eq!(state.to_syntax(), "iu-mxsR");
         let all = FlagState {
             case_insensitive: true,
             multi_line: true,
             unicode: true,
             ignore_whitespace: true,
+            dot_matches_new_line: true,
+            crlf: true,
         };
-        assert_eq!(all.to_syntax(), "imux");
+        assert_eq!(all.to_syntax(), "imuxsR");
     }
 }

@@ -108,6 +108,57 @@ pub enum Error {
         /// The limit.
         limit: usize,
     },
+    /// An extension group's content is not what the extension takes (see the crate docs).
+    #[error("`{name}` takes {expected}")]
+    ExtensionContent {
+        /// The offending content (or the whole group when it is empty).
+        span: Span,
+        /// The extension's name, e.g. `TEXT_UNTIL`.
+        name: &'static str,
+        /// What it takes instead.
+        expected: &'static str,
+    },
+    /// An all-capitals capture name that is not an extension but is close to one's name: a
+    /// likely typo. (Other names are ordinary capture groups.)
+    #[error("unknown extension `{name}`; did you mean `{suggestion}`? (rename the group to use it as an ordinary capture)")]
+    UnknownExtension {
+        /// The name.
+        span: Span,
+        /// The name as written.
+        name: String,
+        /// The nearest extension name.
+        suggestion: String,
+    },
+    /// `TEXT_TOKEN`, `PARAGRAPH_TOKEN` or `IMAGE`: in Koo et al. these are labels for a mask over
+    /// the model's vocabulary (one token, one newline-free token, an image), which no language
+    /// of bytes can express.
+    #[error("`{name}` is a token-level label (it stands for a set of the model's tokens, not for text), so a byte-level grammar cannot express it")]
+    TokenLevelExtension {
+        /// The name.
+        span: Span,
+        /// The name as written.
+        name: String,
+    },
+    /// A `DELIMITER` group anywhere but at the end of a `DELIMITED_LIST` or
+    /// `DELIMITED_SUBSEQUENCE_OF` group's content.
+    #[error("a `DELIMITER` group is only allowed as the last part of a `DELIMITED_LIST` or `DELIMITED_SUBSEQUENCE_OF` group")]
+    MisplacedDelimiter {
+        /// The group.
+        span: Span,
+    },
+    /// The text of a `SUBSTRING_OF`, or the stop phrases of a `TEXT_UNTIL` together, are longer
+    /// than [`crate::Limits::max_extension_text`].
+    #[error("the text of `{name}` is {len} bytes long, over the limit of {limit}")]
+    ExtensionTooLarge {
+        /// The extension group.
+        span: Span,
+        /// The extension's name.
+        name: &'static str,
+        /// The text's length in bytes.
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// [`crate::Options::rule_name`] is empty.
     #[error("the rule name must not be empty")]
     EmptyRuleName {
@@ -166,6 +217,11 @@ impl Located for Error {
             | Error::NestTooDeep { span, .. }
             | Error::RepeatTooLarge { span, .. }
             | Error::GrammarTooLarge { span, .. }
+            | Error::ExtensionContent { span, .. }
+            | Error::UnknownExtension { span, .. }
+            | Error::TokenLevelExtension { span, .. }
+            | Error::MisplacedDelimiter { span }
+            | Error::ExtensionTooLarge { span, .. }
             | Error::EmptyRuleName { span } => *span,
         }
     }

@@ -8,10 +8,32 @@
 //! `U` and `u` (`(?-u)` switches to bytes, so `(?-u)[\x80-\xff]` matches bytes that are not
 //! UTF-8). Greediness and capture groups do not change a language and are ignored.
 //!
+//! # Extensions
+//!
+//! Specially named capture groups stand for languages that are awkward or large as plain
+//! regexes (Koo et al., "Automata-based constraints for language model decoding", §2.5),
+//! built by [`sieve_ir::sugar`]: `(?P<TEXT_UNTIL>stop|…)`, `(?P<SUBSTRING_OF>text)`,
+//! `(?P<QUOTED_TEXT>)`, `(?P<UNQUOTED_TEXT>)`, `(?P<DELIMITED_LIST>item)` and
+//! `(?P<DELIMITED_SUBSEQUENCE_OF>a|b|…)`, the last two with an optional trailing
+//! `(?P<DELIMITER>…)` (default `, `). The syntax and exact languages are in
+//! `docs/regex-extensions.md`; the token-level labels `TEXT_TOKEN`, `PARAGRAPH_TOKEN` and
+//! `IMAGE` are refused, and so are all-capitals names close to an extension's. Any other
+//! name is an ordinary capture group.
+//!
+//! ```
+//! use sieve_ir::reference::Recognizer;
+//!
+//! let grammar = sieve_regex::compile(r"<think>(?P<TEXT_UNTIL></think>)", &Default::default()).unwrap();
+//! let recognizer = Recognizer::new(&grammar).unwrap();
+//! assert!(recognizer.accepts(b"<think>a < b</think>"));
+//! assert!(!recognizer.accepts(b"<think>a</think></think>"));
+//! ```
+//!
 //! # Pipeline
 //!
 //! pattern → AST (regex-syntax, with spans) → `check` (anchors, word
-//! boundaries, repetition limits, all located) → HIR (regex-syntax's translator) →
+//! boundaries, repetition limits, extension groups, all located) → `ext` (extension pieces
+//! translated and checked) → HIR (regex-syntax's translator) →
 //! `lower` (HIR → [`sieve_ir::Expr`]) → [`Grammar`].
 //!
 //! # What is rejected, and where the error points
@@ -27,7 +49,10 @@
 //!   Allowed anchors are dropped: at the ends of a full match they always hold;
 //! - a regex that matches nothing, such as `[^\x00-\x{10FFFF}]` (the IR has no empty
 //!   language): the error points at the first class that is empty, if one is;
-//! - patterns over the [`Limits`]: length, nesting depth, repetition bound, grammar size.
+//! - extension groups with the wrong content, token-level labels, likely typos of extension
+//!   names, misplaced `DELIMITER` groups (see [`Error`]);
+//! - patterns over the [`Limits`]: length, nesting depth, repetition bound, grammar size,
+//!   extension text length.
 //!
 //! # Example
 //!
@@ -45,6 +70,7 @@
 
 mod check;
 mod error;
+mod ext;
 mod lower;
 
 pub use error::{Error, LookAround};
@@ -91,6 +117,10 @@ pub struct Limits {
     /// The most expression nodes the grammar may have (Unicode classes cost one node per
     /// UTF-8 sequence and byte range). Default: 1,000,000.
     pub max_grammar_size: usize,
+    /// The longest text of a `SUBSTRING_OF` group, and the longest total length of a
+    /// `TEXT_UNTIL` group's stop phrases, in bytes. Each byte costs up to two rules.
+    /// Default: 16,384.
+    pub max_extension_text: usize,
 }
 
 impl Default for Limits {
@@ -100,6 +130,7 @@ impl Default for Limits {
             nest_limit: 128,
             max_repeat: 10_000,
             max_grammar_size: 1_000_000,
+            max_extension_text: 1 << 14,
         }
     }
 }
@@ -132,16 +163,22 @@ pub fn compile(pattern: &str, options: &Options) -> Result<Grammar, Error> {
         .build()
         .parse(pattern)
         .map_err(|e| error::from_parse(pattern, &e))?;
-    let classes = check::check(pattern, &ast, limits.max_repeat)?;
+    let found = check::check(pattern, &ast, limits.max_repeat)?;
     let hir = translate(pattern, &ast)?;
+    let extensions = ext::prepare(pattern, found.extensions, limits.max_extension_text)?;
+    let classes = found.classes;
 
     let mut builder = GrammarBuilder::new();
     let root = builder
         .declare(&options.rule_name)
         .expect("the first rule's name is free");
     let whole = Span::new(0, pattern.len());
-    let mut lowerer =
-        lower::Lowerer::new(&mut builder, &options.rule_name, limits.max_grammar_size);
+    let mut lowerer = lower::Lowerer::new(
+        &mut builder,
+        &options.rule_name,
+        &extensions,
+        limits.max_grammar_size,
+    );
     lowerer.count(&hir);
     let body = match lowerer.lower(&hir) {
         Ok(Some(body)) => body,

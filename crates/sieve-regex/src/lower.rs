@@ -28,7 +28,9 @@ use std::collections::HashMap;
 
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 use regex_syntax::utf8::Utf8Sequences;
-use sieve_ir::{ByteClass, Expr, GrammarBuilder, RuleId};
+use sieve_ir::{sugar, ByteClass, Expr, GrammarBuilder, RuleId};
+
+use crate::ext::{Ext, DEFAULT_DELIMITER};
 
 /// Why lowering stopped.
 pub(crate) enum LowerError {
@@ -43,6 +45,10 @@ pub(crate) struct Lowerer<'b> {
     builder: &'b mut GrammarBuilder,
     /// The base of names of class rules.
     rule_base: String,
+    /// The base of names of extension rules (the root rule's name).
+    root_name: String,
+    /// The extension groups, by capture index.
+    extensions: &'b HashMap<u32, Ext>,
     /// How often each multi-byte Unicode class occurs in the HIR (from [`Lowerer::count`]).
     uses: HashMap<Vec<(char, char)>, usize>,
     /// Classes already made into rules.
@@ -54,10 +60,17 @@ pub(crate) struct Lowerer<'b> {
 impl<'b> Lowerer<'b> {
     /// A lowerer adding class rules named after `rule_base` to `builder`, building at most
     /// `max_nodes` expression nodes.
-    pub(crate) fn new(builder: &'b mut GrammarBuilder, rule_base: &str, max_nodes: usize) -> Self {
+    pub(crate) fn new(
+        builder: &'b mut GrammarBuilder,
+        rule_base: &str,
+        extensions: &'b HashMap<u32, Ext>,
+        max_nodes: usize,
+    ) -> Self {
         Lowerer {
             builder,
             rule_base: format!("{rule_base}_class"),
+            root_name: rule_base.to_owned(),
+            extensions,
             uses: HashMap::new(),
             shared: HashMap::new(),
             nodes: 0,
@@ -116,7 +129,10 @@ impl<'b> Lowerer<'b> {
                 None if rep.min == 0 => Some(Expr::empty()),
                 None => None,
             },
-            HirKind::Capture(cap) => self.lower(&cap.sub)?,
+            HirKind::Capture(cap) => match self.extensions.get(&cap.index) {
+                Some(ext) => self.extension(ext)?,
+                None => self.lower(&cap.sub)?,
+            },
             HirKind::Concat(items) => {
                 let mut out = Vec::with_capacity(items.len());
                 for item in items {
@@ -135,6 +151,93 @@ impl<'b> Lowerer<'b> {
                 Expr::choice(out)
             }
         })
+    }
+
+    /// The expression of an extension group (its rules added to the builder and charged).
+    fn extension(&mut self, ext: &Ext) -> Result<Option<Expr>, LowerError> {
+        let rules_before = self.builder.len();
+        let root = self.root_name.clone();
+        let base = |suffix: &str| format!("{root}_{suffix}");
+        let expr = match ext {
+            Ext::TextUntil(stops) => {
+                let stops: Vec<&str> = stops.iter().map(String::as_str).collect();
+                let limits = sugar::Limits {
+                    max_text_len: usize::MAX,
+                };
+                Some(
+                    sugar::text_until(self.builder, &base("until"), &stops, &limits)
+                        .map_err(sugar_error)?,
+                )
+            }
+            Ext::SubstringOf(text) => {
+                let limits = sugar::Limits {
+                    max_text_len: usize::MAX,
+                };
+                Some(
+                    sugar::substring_of(self.builder, &base("substring"), text, &limits)
+                        .map_err(sugar_error)?,
+                )
+            }
+            Ext::QuotedText => Some(sugar::quoted_text()),
+            Ext::UnquotedText => {
+                Some(sugar::unquoted_text(self.builder, &base("plain")).map_err(sugar_error)?)
+            }
+            Ext::List { item, delimiter } => {
+                let (Some(item), Some(delimiter)) =
+                    (self.lower(item)?, self.delimiter(delimiter.as_ref())?)
+                else {
+                    return Ok(None);
+                };
+                Some(
+                    sugar::delimited_list(self.builder, &base("item"), item, delimiter)
+                        .map_err(sugar_error)?,
+                )
+            }
+            Ext::Subsequence { items, delimiter } => {
+                let Some(delimiter) = self.delimiter(delimiter.as_ref())? else {
+                    // With no delimiter possible, only subsequences of one item remain.
+                    let mut alternatives = Vec::new();
+                    for item in items {
+                        alternatives.extend(self.lower(item)?);
+                    }
+                    return Ok(Expr::choice(alternatives));
+                };
+                let mut lowered = Vec::with_capacity(items.len());
+                for item in items {
+                    // An item matching nothing can never be chosen.
+                    lowered.extend(self.lower(item)?);
+                }
+                if lowered.is_empty() {
+                    return Ok(None);
+                }
+                Some(
+                    sugar::delimited_subsequence(
+                        self.builder,
+                        &base("subsequence"),
+                        lowered,
+                        delimiter,
+                    )
+                    .map_err(sugar_error)?,
+                )
+            }
+        };
+        let added: usize = (rules_before..self.builder.len())
+            .filter_map(|i| {
+                RuleId::new(i)
+                    .and_then(|id| self.builder.body(id))
+                    .map(Expr::size)
+            })
+            .sum();
+        self.charge(added + expr.as_ref().map_or(0, Expr::size))?;
+        Ok(expr)
+    }
+
+    /// The delimiter of a delimited form: the given one lowered, else the default.
+    fn delimiter(&mut self, delimiter: Option<&Hir>) -> Result<Option<Expr>, LowerError> {
+        match delimiter {
+            Some(hir) => self.lower(hir),
+            None => Ok(Some(Expr::bytes(DEFAULT_DELIMITER))),
+        }
     }
 
     fn unicode_class(
@@ -208,6 +311,11 @@ impl<'b> Lowerer<'b> {
     }
 }
 
+/// Sugar refuses only what [`crate::ext::prepare`] has checked already, or runs out of rules.
+fn sugar_error(_: sugar::SugarError) -> LowerError {
+    LowerError::TooLarge
+}
+
 /// The sequence of the given non-empty byte classes, runs of single bytes joined into strings.
 fn byte_sequence(classes: impl IntoIterator<Item = ByteClass>) -> Expr {
     let mut items = Vec::new();
@@ -249,7 +357,8 @@ mod tests {
             .unwrap();
         let mut builder = GrammarBuilder::new();
         builder.declare("root").unwrap();
-        let mut lowerer = Lowerer::new(&mut builder, "root", 10_000);
+        let extensions = HashMap::new();
+        let mut lowerer = Lowerer::new(&mut builder, "root", &extensions, 10_000);
         lowerer.count(&hir);
         let expr = lowerer.lower(&hir).ok().unwrap();
         (expr, builder)
@@ -308,7 +417,8 @@ mod tests {
             .parse(r"\w")
             .unwrap();
         let mut builder = GrammarBuilder::new();
-        let mut lowerer = Lowerer::new(&mut builder, "root", 50);
+        let extensions = HashMap::new();
+        let mut lowerer = Lowerer::new(&mut builder, "root", &extensions, 50);
         assert!(matches!(lowerer.lower(&hir), Err(LowerError::TooLarge)));
     }
 }

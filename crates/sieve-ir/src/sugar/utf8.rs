@@ -85,15 +85,33 @@ impl CharSet {
                     single.add_range(*a, *b);
                     continue;
                 }
-                alternatives.push(Expr::seq(seq.into_iter().map(|(a, b)| {
-                    Expr::class(ByteClass::range(a, b)).expect("a non-empty range")
-                })));
+                alternatives.push(byte_sequence(&seq));
             }
         }
         let mut all: Vec<Expr> = Expr::class(single).into_iter().collect();
         all.extend(alternatives);
         Expr::choice(all)
     }
+}
+
+/// The sequence of the byte ranges, runs of single bytes joined into one string.
+fn byte_sequence(seq: &[(u8, u8)]) -> Expr {
+    let mut items = Vec::new();
+    let mut run = Vec::new();
+    for &(a, b) in seq {
+        if a == b {
+            run.push(a);
+            continue;
+        }
+        if !run.is_empty() {
+            items.push(Expr::bytes(std::mem::take(&mut run)));
+        }
+        items.push(Expr::class(ByteClass::range(a, b)).expect("a non-empty range"));
+    }
+    if !run.is_empty() {
+        items.push(Expr::bytes(run));
+    }
+    Expr::seq(items)
 }
 
 /// The scalar value `v` (callers only pass values outside the surrogate block).

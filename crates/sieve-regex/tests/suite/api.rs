@@ -43,6 +43,7 @@ fn default_options_are_documented_values() {
     assert_eq!(options.limits.nest_limit, 128);
     assert_eq!(options.limits.max_repeat, 10_000);
     assert_eq!(options.limits.max_grammar_size, 1_000_000);
+    assert_eq!(options.limits.max_extension_text, 16_384);
 }
 
 #[test]

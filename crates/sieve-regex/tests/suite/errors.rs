@@ -292,3 +292,130 @@ fn an_empty_rule_name_is_an_error() {
     let e = check_err("empty_rule_name", "abc", &options, (0, 0));
     assert_eq!(e, Error::EmptyRuleName { span: Span::at(0) });
 }
+
+#[test]
+fn extension_errors_are_located() {
+    for (name, pattern, span, message) in [
+        (
+            "ext_text_until_not_literal",
+            "(?P<TEXT_UNTIL>end|[ab])",
+            (19, 23),
+            "`TEXT_UNTIL` takes a literal text (no classes, repetitions or case-insensitive letters)",
+        ),
+        (
+            "ext_text_until_case_insensitive",
+            "(?i)(?P<TEXT_UNTIL>end)",
+            (19, 22),
+            "`TEXT_UNTIL` takes a literal text (no classes, repetitions or case-insensitive letters)",
+        ),
+        (
+            "ext_text_until_empty",
+            "a(?P<TEXT_UNTIL>)",
+            (1, 17),
+            "`TEXT_UNTIL` takes one or more stop phrases separated by `|`",
+        ),
+        (
+            "ext_text_until_empty_alternative",
+            "(?P<TEXT_UNTIL>a|)",
+            (17, 17),
+            "`TEXT_UNTIL` takes a non-empty literal text",
+        ),
+        (
+            "ext_substring_of_not_literal",
+            r"(?P<SUBSTRING_OF>ab\d)",
+            (17, 21),
+            "`SUBSTRING_OF` takes a literal text (no classes, repetitions or case-insensitive letters)",
+        ),
+        (
+            "ext_substring_of_not_utf8",
+            r"(?-u:(?P<SUBSTRING_OF>a\xFF))",
+            (22, 27),
+            "`SUBSTRING_OF` takes valid UTF-8 text",
+        ),
+        (
+            "ext_quoted_text_content",
+            "(?P<QUOTED_TEXT>x)",
+            (16, 17),
+            "`QUOTED_TEXT` takes nothing: the group is written empty",
+        ),
+        (
+            "ext_list_without_item",
+            "(?P<DELIMITED_LIST>(?P<DELIMITER>,))",
+            (19, 35),
+            "`DELIMITED_LIST` takes the pattern of one item",
+        ),
+    ] {
+        let e = err(name, pattern, span);
+        assert!(matches!(e, Error::ExtensionContent { .. }), "{e:?}");
+        assert_eq!(e.to_string(), message);
+    }
+}
+
+#[test]
+fn extension_names_are_checked() {
+    let e = err("ext_unknown", "a(?P<TEXT_UNTILL>b)", (5, 16));
+    assert_eq!(
+        e,
+        Error::UnknownExtension {
+            span: Span::new(5, 16),
+            name: "TEXT_UNTILL".into(),
+            suggestion: "TEXT_UNTIL".into()
+        }
+    );
+    let e = err("ext_token_level", "(?P<PARAGRAPH_TOKEN>)+", (4, 19));
+    assert!(matches!(e, Error::TokenLevelExtension { .. }), "{e:?}");
+    for (name, pattern, span) in [
+        ("ext_delimiter_alone", "a(?P<DELIMITER>,)", (1, 17)),
+        (
+            "ext_delimiter_not_last",
+            "(?P<DELIMITED_LIST>a(?P<DELIMITER>,)b)",
+            (20, 36),
+        ),
+        (
+            "ext_delimiter_in_text_until",
+            "(?P<TEXT_UNTIL>a(?P<DELIMITER>,))",
+            (16, 32),
+        ),
+    ] {
+        let e = err(name, pattern, span);
+        assert!(matches!(e, Error::MisplacedDelimiter { .. }), "{e:?}");
+    }
+}
+
+#[test]
+fn extension_limits_are_errors() {
+    let options = limited(Limits {
+        max_extension_text: 8,
+        ..Limits::default()
+    });
+    let e = check_err(
+        "ext_text_too_long",
+        "x(?P<SUBSTRING_OF>abcdefghi)",
+        &options,
+        (1, 28),
+    );
+    assert!(
+        matches!(
+            e,
+            Error::ExtensionTooLarge {
+                len: 9,
+                limit: 8,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let e = check_err(
+        "ext_stops_too_long",
+        "(?P<TEXT_UNTIL>abcde|fghi)",
+        &options,
+        (0, 26),
+    );
+    assert!(
+        matches!(e, Error::ExtensionTooLarge { len: 9, .. }),
+        "{e:?}"
+    );
+    // Anchors inside an extension are never at the ends of the output.
+    let e = err("ext_anchor_inside", "(?P<DELIMITED_LIST>^a)", (19, 20));
+    assert!(matches!(e, Error::MisplacedAnchor { .. }), "{e:?}");
+}

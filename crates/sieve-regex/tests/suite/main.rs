@@ -3,11 +3,13 @@
 //! - `lang`: language exactness against the `regex` crate as an oracle, on an in-test table and
 //!   on every pattern in `grammars/regex/`, with hand-picked and generated inputs;
 //! - `errors`: every error kind, its span and its rendered message (named insta snapshots);
+//! - `extensions`: the extension groups against plain-Rust definitions, masks with GPT-2;
 //! - `api`: options, limits, the shape of the IR (named snapshots of its text form);
 //! - `regressions`: inputs found by fuzzing, each with a comment.
 
 mod api;
 mod errors;
+mod extensions;
 mod lang;
 mod regressions;
 
