@@ -181,8 +181,61 @@ impl Recognizer for TokenDfaRecognizer {
         self.completion_bound(table)
     }
 
+    /// Decides every token: one walk of the trie from the current state gives each accepted
+    /// token's next state, whose distance is read off the table.
+    fn completion_decide(
+        &self,
+        table: &CompletionTable,
+        _: &(),
+        trie: &TokenTrie,
+        limit: u32,
+        fits: &mut [u32],
+        exceeds: &mut [u32],
+    ) {
+        let mut decide = Decide {
+            table,
+            limit,
+            fits: &mut *fits,
+            exceeds: &mut *exceeds,
+        };
+        let state = self.state();
+        let mut stack = Vec::new();
+        if let Some(region) = walk(&self.dfa.dfa, trie, state, &mut stack, &mut decide) {
+            let into = if table.distance(state) <= limit {
+                fits
+            } else {
+                exceeds
+            };
+            for (word, bits) in into.iter_mut().zip(&region.inside) {
+                *word |= bits;
+            }
+        }
+    }
+
     fn completion_caps(&self, table: &CompletionTable, caps: &mut [u32]) {
         table.caps(&self.dfa.dfa, self.state(), caps);
+    }
+}
+
+/// Sorts a walk's tokens by the distance of the state they lead to.
+struct Decide<'a> {
+    table: &'a CompletionTable,
+    limit: u32,
+    fits: &'a mut [u32],
+    exceeds: &'a mut [u32],
+}
+
+impl Visit for Decide<'_> {
+    fn node(&mut self, trie: &TokenTrie, node: usize, state: u32) {
+        let into = if self.table.distance(state) <= self.limit {
+            &mut *self.fits
+        } else {
+            &mut *self.exceeds
+        };
+        for pos in trie.tokens_at_node(node) {
+            let id = trie.token(pos).index();
+            into[id / 32] |= 1 << (id % 32);
+        }
     }
 }
 

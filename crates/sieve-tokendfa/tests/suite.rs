@@ -329,6 +329,11 @@ fn completion_bounds_equal_an_exhaustive_search() {
         ),
         ("(ab|c)+d", &["a", "b", "c", "d", "ab", "abab", "cd", "abc"]),
         ("a{3}b*c", &["a", "aa", "b", "bb", "bbc", "c"]),
+        // The start loops on 255 bytes: the walks take the class region.
+        (
+            "[^.]*\\.[a-z]{0,2}",
+            &["a", "b", ".", "ab.", "x", "xy", ".x"],
+        ),
         // `z` is never spelled: its states have no bound.
         ("x(y|z)w", &["x", "y", "w", "xy"]),
     ];
@@ -351,6 +356,27 @@ fn completion_bounds_equal_an_exhaustive_search() {
                 r.completion_bound_from(&table, &r.completion_memo(&table)),
                 expected
             );
+            // Every token is decided, and as feeding it says.
+            for limit in 0..4 {
+                let words = trie.n_vocab().div_ceil(32);
+                let (mut fits, mut exceeds) = (vec![0u32; words], vec![0u32; words]);
+                r.completion_decide(&table, &(), &trie, limit, &mut fits, &mut exceeds);
+                for i in 0..trie.len() {
+                    let id = trie.token(i).index();
+                    let mut fed = r.clone();
+                    if !trie.bytes_at(i).iter().all(|&b| fed.push_byte(b).unwrap()) {
+                        continue;
+                    }
+                    let after = fed.completion_bound(&table).unwrap_or(u32::MAX);
+                    let (want, other) = if after <= limit {
+                        (&fits, &exceeds)
+                    } else {
+                        (&exceeds, &fits)
+                    };
+                    assert!(want[id / 32] & (1 << (id % 32)) != 0, "{pattern}: {state}");
+                    assert!(other[id / 32] & (1 << (id % 32)) == 0, "{pattern}: {state}");
+                }
+            }
             // The caps bound the bound after any string of at most `d` bytes.
             let mut caps = [0u32; 6];
             r.completion_caps(&table, &mut caps);
