@@ -89,6 +89,63 @@ pub enum ExprKind {
     Concat(Vec<Expr>),
     /// At least two branches separated by `|`.
     Alternation(Vec<Expr>),
+    /// A built-in call `name(arg, …)` (no space before `(`), sieve's sugar; no arguments is
+    /// an empty list, never one empty argument.
+    Call {
+        /// Which built-in.
+        function: Builtin,
+        /// The arguments, in order.
+        args: Vec<Expr>,
+    },
+}
+
+/// The built-in functions: sieve's syntactic sugar, lowered by [`sieve_ir::sugar`]
+/// (`docs/regex-extensions.md` has their exact languages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Builtin {
+    /// `text_until("stop", …)`: UTF-8 text up to and including the first stop phrase.
+    TextUntil,
+    /// `substring_of("text")`: a non-empty substring of the text.
+    SubstringOf,
+    /// `quoted_text()`: a JSON string literal.
+    QuotedText,
+    /// `unquoted_text()`: a YAML one-line plain scalar.
+    UnquotedText,
+    /// `delimited_list(item)` or `delimited_list(item, delimiter)`: one or more items.
+    DelimitedList,
+    /// `delimited_subsequence_of(a | b | …)`, optionally with `, delimiter`: a non-empty
+    /// subsequence of the alternatives, in order.
+    DelimitedSubsequenceOf,
+}
+
+impl Builtin {
+    /// Every built-in, in documentation order.
+    pub const ALL: [Builtin; 6] = [
+        Builtin::TextUntil,
+        Builtin::SubstringOf,
+        Builtin::QuotedText,
+        Builtin::UnquotedText,
+        Builtin::DelimitedList,
+        Builtin::DelimitedSubsequenceOf,
+    ];
+
+    /// The name as written before `(`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Builtin::TextUntil => "text_until",
+            Builtin::SubstringOf => "substring_of",
+            Builtin::QuotedText => "quoted_text",
+            Builtin::UnquotedText => "unquoted_text",
+            Builtin::DelimitedList => "delimited_list",
+            Builtin::DelimitedSubsequenceOf => "delimited_subsequence_of",
+        }
+    }
+
+    /// The built-in with this name.
+    pub fn from_name(name: &str) -> Option<Builtin> {
+        Builtin::ALL.into_iter().find(|b| b.name() == name)
+    }
 }
 
 /// A repetition operator.
@@ -193,7 +250,9 @@ impl Expr {
             ExprKind::Group(inner) | ExprKind::Repeat { item: inner, .. } => {
                 std::slice::from_ref(&**inner)
             }
-            ExprKind::Concat(items) | ExprKind::Alternation(items) => items,
+            ExprKind::Concat(items)
+            | ExprKind::Alternation(items)
+            | ExprKind::Call { args: items, .. } => items,
             _ => &[],
         }
     }
@@ -203,9 +262,9 @@ impl Expr {
         self.span = Span::default();
         match &mut self.kind {
             ExprKind::Group(inner) | ExprKind::Repeat { item: inner, .. } => inner.strip_spans(),
-            ExprKind::Concat(items) | ExprKind::Alternation(items) => {
-                items.iter_mut().for_each(Expr::strip_spans)
-            }
+            ExprKind::Concat(items)
+            | ExprKind::Alternation(items)
+            | ExprKind::Call { args: items, .. } => items.iter_mut().for_each(Expr::strip_spans),
             ExprKind::Class(class) => {
                 for item in &mut class.items {
                     item.span = Span::default();
@@ -251,6 +310,16 @@ impl fmt::Display for Expr {
                     write!(f, "{item}")?;
                 }
                 Ok(())
+            }
+            ExprKind::Call { function, args } => {
+                write!(f, "{}(", function.name())?;
+                for (i, arg) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{arg}")?;
+                }
+                f.write_char(')')
             }
             ExprKind::Alternation(alts) => {
                 for (i, alt) in alts.iter().enumerate() {

@@ -190,6 +190,29 @@ pub enum Error {
         /// The assertion.
         span: Span,
     },
+    /// A built-in call with arguments it does not take.
+    #[error("`{function}` takes {expected}")]
+    BadArguments {
+        /// The offending argument, or the whole call for a wrong number of arguments.
+        span: Span,
+        /// The built-in's name.
+        function: &'static str,
+        /// What it takes, with an example.
+        expected: &'static str,
+    },
+    /// The text of `substring_of`, or the stop phrases of `text_until` together, are longer
+    /// than [`crate::Limits::max_call_text`].
+    #[error("the text of `{function}` is {len} bytes long, over the limit of {limit}")]
+    CallTextTooLong {
+        /// The call.
+        span: Span,
+        /// The built-in's name.
+        function: &'static str,
+        /// The text's length in bytes.
+        len: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// A bug in this crate: the IR rejected what lowering built. Please report it.
     #[error("internal error (please report this bug): {message}")]
     Internal {
@@ -241,6 +264,8 @@ impl Located for Error {
             | Error::DuplicateRule { span, .. }
             | Error::MissingRoot { span, .. }
             | Error::LookaheadUnsupported { span }
+            | Error::BadArguments { span, .. }
+            | Error::CallTextTooLong { span, .. }
             | Error::Internal { span, .. } => *span,
         }
     }

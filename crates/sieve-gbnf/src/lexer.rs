@@ -11,6 +11,8 @@
 //!   nesting depth on the flat token list, without recursion. So the parser never builds a tree
 //!   deeper than [`crate::Limits::max_depth`] groups, and every later recursive pass (printing,
 //!   lowering, dropping) has bounded depth.
+//! - A built-in call's name and its `(` are one token ([`Tok::Call`]), and count as an opening
+//!   parenthesis for balance and depth.
 //! - Lexing never fails on the first problem: every lexical error of the input is collected.
 
 use logos::Logos;
@@ -30,6 +32,13 @@ pub enum Tok<'a> {
     /// A rule name in a body.
     #[regex(r"[a-zA-Z_][a-zA-Z0-9_\-]*", |lex| lex.slice())]
     Name(&'a str),
+    /// A built-in function's name and the `(` right after it, no space between (see
+    /// [`crate::ast::Builtin`]); the slice is the whole match.
+    #[regex(
+        r"(text_until|substring_of|quoted_text|unquoted_text|delimited_list|delimited_subsequence_of)\(",
+        |lex| lex.slice()
+    )]
+    Call(&'a str),
     /// A string literal, quotes included (double or single).
     #[regex(r#""([^"\\\n]|\\[^\n])*""#, |lex| lex.slice())]
     #[regex(r#"'([^'\\\n]|\\[^\n])*'"#, |lex| lex.slice())]
@@ -99,6 +108,7 @@ impl Tok<'_> {
         match self {
             Tok::RuleStart(s) => format!("the start of rule `{}`", rule_name(s)),
             Tok::Name(s) => format!("rule name `{s}`"),
+            Tok::Call(s) => format!("`{s}`"),
             Tok::Str(_) | Tok::UnterminatedStr => "a string literal".into(),
             Tok::Class(_) | Tok::UnterminatedClass => "a character class".into(),
             Tok::Number(s) => format!("number `{s}`"),
@@ -156,8 +166,11 @@ pub fn tokenize<'a>(text: &'a str, limits: &Limits) -> Result<Vec<Spanned<'a>>, 
             Tok::UnterminatedClass => errors.push(Error::UnterminatedClass {
                 span: first_char(span),
             }),
-            Tok::LParen | Tok::LookOpen => {
-                open.push(first_char(span));
+            Tok::LParen | Tok::LookOpen | Tok::Call(_) => {
+                open.push(match tok {
+                    Tok::Call(_) => span,
+                    _ => first_char(span),
+                });
                 if open.len() > limits.max_depth && !too_deep_reported {
                     too_deep_reported = true;
                     errors.push(Error::TooDeep {
@@ -251,6 +264,23 @@ mod tests {
         assert_eq!(
             sieve_diagnostics::Located::span(&errors[1]),
             Span::new(16, 17)
+        );
+    }
+
+    #[test]
+    fn calls_need_their_parenthesis_right_after_the_name() {
+        assert_eq!(
+            kinds("x ::= text_until(\"a\") text_until (b)"),
+            vec![
+                Tok::RuleStart("x ::="),
+                Tok::Call("text_until("),
+                Tok::Str("\"a\""),
+                Tok::RParen,
+                Tok::Name("text_until"),
+                Tok::LParen,
+                Tok::Name("b"),
+                Tok::RParen
+            ]
         );
     }
 

@@ -67,6 +67,10 @@ pub struct Limits {
     /// The largest repetition bound `m` or `n` in `{m,n}`. Default 65,536. Later passes expand
     /// small bounds and compress large ones; this keeps even naive expansion bounded.
     pub max_repeat: u32,
+    /// The longest text of a `substring_of` call, and the longest total length of a
+    /// `text_until` call's stop phrases, in bytes. Each byte costs up to two rules. Default
+    /// 16,384.
+    pub max_call_text: usize,
 }
 
 impl Default for Limits {
@@ -76,6 +80,7 @@ impl Default for Limits {
             max_rules: 16_384,
             max_depth: 256,
             max_repeat: 65_536,
+            max_call_text: 1 << 14,
         }
     }
 }

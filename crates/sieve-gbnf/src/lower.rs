@@ -9,6 +9,10 @@
 //!   Unicode scalar values when negated) and `.` become a choice of byte sequences from
 //!   [`Utf8Sequences`], the one-byte sequences merged into a single byte class.
 //! - Repetitions map to [`Expr::repeat`] unexpanded; groups disappear.
+//! - Built-in calls (`text_until(…)`, …) are lowered by [`sieve_ir::sugar`], the same code
+//!   as the regex front-end's extension groups; their rules are named after the rule holding
+//!   the call (`root_text_until`, `root_text_until_1`, …) and count against
+//!   [`crate::Limits::max_rules`].
 //! - Every error is collected (all undefined rules, all duplicates, …) before returning. The
 //!   tree's depth is checked without recursion before the recursive lowering runs, so any
 //!   tree, parsed or built by hand, is safe.
@@ -18,9 +22,9 @@ use std::collections::HashMap;
 use regex_syntax::hir::{ClassUnicode, ClassUnicodeRange};
 use regex_syntax::utf8::Utf8Sequences;
 use sieve_diagnostics::Span;
-use sieve_ir::{ByteClass, Expr, GrammarBuilder, RuleId};
+use sieve_ir::{sugar, ByteClass, Expr, GrammarBuilder, RuleId};
 
-use crate::ast::{self, ExprKind};
+use crate::ast::{self, Builtin, ExprKind};
 use crate::{Error, Errors, Options};
 
 /// Lowers `grammar` (see [`crate::lower`]).
@@ -81,9 +85,14 @@ pub(crate) fn lower(
         defined: &defined,
         errors: &mut errors,
         max_repeat: limits.max_repeat,
+        max_call_text: limits.max_call_text,
+        max_rules: limits.max_rules,
+        builder: &mut builder,
+        rule: String::new(),
     };
     let mut bodies = Vec::new();
     for (index, rule) in grammar.rules.iter().enumerate() {
+        lowerer.rule.clone_from(&rule.name);
         let body = lowerer.expr(&rule.body);
         if let Some(look) = &rule.lookahead {
             // Still check it, so its undefined rules are reported too.
@@ -140,6 +149,12 @@ struct Lowerer<'a> {
     defined: &'a HashMap<&'a str, (RuleId, usize)>,
     errors: &'a mut Vec<Error>,
     max_repeat: u32,
+    max_call_text: usize,
+    max_rules: usize,
+    /// Where built-in calls add their rules (named after the rule being lowered).
+    builder: &'a mut GrammarBuilder,
+    /// The rule being lowered.
+    rule: String,
 }
 
 impl Lowerer<'_> {
@@ -216,7 +231,133 @@ impl Lowerer<'_> {
                 // `None` only for no alternatives, which a parsed tree never has.
                 Some(Expr::choice(alts).unwrap_or_else(Expr::empty))
             }
+            ExprKind::Call { function, args } => self.call(*function, args, expr.span),
         }
+    }
+
+    /// Lowers a built-in call through [`sieve_ir::sugar`]; `None` when it had an error.
+    fn call(&mut self, function: Builtin, args: &[ast::Expr], span: Span) -> Option<Expr> {
+        let name = function.name();
+        let expected = match function {
+            Builtin::TextUntil => {
+                "one or more non-empty string literals, e.g. `text_until(\"</tool>\", \"<stop>\")`"
+            }
+            Builtin::SubstringOf => "one non-empty string literal, e.g. `substring_of(\"…\")`",
+            Builtin::QuotedText => "no arguments: `quoted_text()`",
+            Builtin::UnquotedText => "no arguments: `unquoted_text()`",
+            Builtin::DelimitedList => {
+                "an item and an optional delimiter (default `\", \"`), e.g. `delimited_list(item, \"; \")`"
+            }
+            Builtin::DelimitedSubsequenceOf => {
+                "alternatives and an optional delimiter (default `\", \"`), e.g. `delimited_subsequence_of(a | b | c, \"; \")`"
+            }
+        };
+        let (least, most) = match function {
+            Builtin::TextUntil => (1, usize::MAX),
+            Builtin::SubstringOf => (1, 1),
+            Builtin::QuotedText | Builtin::UnquotedText => (0, 0),
+            Builtin::DelimitedList | Builtin::DelimitedSubsequenceOf => (1, 2),
+        };
+        let bad = |span| Error::BadArguments {
+            span,
+            function: name,
+            expected,
+        };
+        if args.len() < least || args.len() > most {
+            self.errors.push(bad(span));
+            return None;
+        }
+        let base = format!("{}_{}", self.rule, name);
+        let built = match function {
+            Builtin::TextUntil | Builtin::SubstringOf => {
+                let mut texts = Vec::with_capacity(args.len());
+                for arg in args {
+                    match literal(arg) {
+                        Some(text) if !text.is_empty() => texts.push(text),
+                        _ => self.errors.push(bad(arg.span)),
+                    }
+                }
+                if texts.len() < args.len() {
+                    return None;
+                }
+                let len = texts.iter().map(|t| t.len()).sum::<usize>();
+                if len > self.max_call_text {
+                    self.errors.push(Error::CallTextTooLong {
+                        span,
+                        function: name,
+                        len,
+                        limit: self.max_call_text,
+                    });
+                    return None;
+                }
+                let limits = sugar::Limits {
+                    max_text_len: self.max_call_text,
+                };
+                if function == Builtin::TextUntil {
+                    sugar::text_until(self.builder, &base, &texts, &limits)
+                } else {
+                    sugar::substring_of(self.builder, &base, texts[0], &limits)
+                }
+            }
+            Builtin::QuotedText => Ok(sugar::quoted_text()),
+            Builtin::UnquotedText => sugar::unquoted_text(self.builder, &base),
+            Builtin::DelimitedList | Builtin::DelimitedSubsequenceOf => {
+                let delimiter = match args.get(1) {
+                    Some(d) => self.expr(d),
+                    None => Some(Expr::bytes(", ")),
+                };
+                let items: Vec<Option<Expr>> = if function == Builtin::DelimitedList {
+                    vec![self.expr(&args[0])]
+                } else {
+                    alternatives(&args[0])
+                        .iter()
+                        .map(|a| self.expr(a))
+                        .collect()
+                };
+                let (delimiter, mut items) =
+                    (delimiter?, items.into_iter().collect::<Option<Vec<_>>>()?);
+                if function == Builtin::DelimitedList {
+                    let item = items.pop().expect("one item");
+                    sugar::delimited_list(self.builder, &base, item, delimiter)
+                } else {
+                    sugar::delimited_subsequence(self.builder, &base, items, delimiter)
+                }
+            }
+        };
+        // Every input sugar refuses is checked above, so only running out of rule ids fails
+        // here; the rules sugar adds count against the rule limit too.
+        match built {
+            Ok(expr) if self.builder.len() <= self.max_rules => Some(expr),
+            _ => {
+                self.errors.push(Error::TooManyRules {
+                    span,
+                    limit: self.max_rules,
+                });
+                None
+            }
+        }
+    }
+}
+
+/// The text of a string literal argument, looking through groups.
+fn literal(arg: &ast::Expr) -> Option<&str> {
+    match &arg.kind {
+        ExprKind::Literal(s) => Some(s),
+        ExprKind::Group(inner) => literal(inner),
+        _ => None,
+    }
+}
+
+/// The alternatives of a `delimited_subsequence_of` argument (through one group), else the
+/// argument itself.
+fn alternatives(arg: &ast::Expr) -> &[ast::Expr] {
+    match &arg.kind {
+        ExprKind::Alternation(alts) => alts,
+        ExprKind::Group(inner) => match &inner.kind {
+            ExprKind::Alternation(alts) => alts,
+            _ => std::slice::from_ref(arg),
+        },
+        _ => std::slice::from_ref(arg),
     }
 }
 

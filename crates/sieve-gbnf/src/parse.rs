@@ -92,7 +92,7 @@ fn describe_expected(expected: &[String]) -> String {
     let mut words: Vec<&str> = Vec::new();
     for terminal in expected {
         let word = match terminal.trim_matches('"') {
-            "name" | "string" | "class" | "." | "(" => "an expression",
+            "name" | "call" | "string" | "class" | "." | "(" => "an expression",
             "rule start" => "a new rule (`name ::= …`)",
             "|" => "`|`",
             ")" => "`)`",
@@ -160,6 +160,23 @@ pub(crate) fn concat(mut items: Vec<Expr>, l: usize, r: usize) -> Expr {
 }
 
 /// An alternation of `first` and `rest` (no rest: `first`).
+/// A built-in call from its token (`name(`) and arguments; a lone empty argument, as in
+/// `quoted_text()`, means no arguments.
+pub(crate) fn call(name: &str, first: Expr, rest: Vec<Expr>, l: usize, r: usize) -> Expr {
+    let function = crate::ast::Builtin::from_name(name.trim_end_matches('('))
+        .expect("the lexer only makes call tokens of built-in names");
+    let mut args = Vec::with_capacity(rest.len() + 1);
+    args.push(first);
+    args.extend(rest);
+    if args.len() == 1 && matches!(args[0].kind, ExprKind::Empty) {
+        args.clear();
+    }
+    Expr {
+        kind: ExprKind::Call { function, args },
+        span: Span::new(l, r),
+    }
+}
+
 pub(crate) fn alternation(first: Expr, rest: Vec<Expr>, l: usize, r: usize) -> Expr {
     if rest.is_empty() {
         return first;

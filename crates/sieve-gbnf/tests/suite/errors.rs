@@ -21,6 +21,7 @@ fn line_col(text: &str, error: &Error) -> LineCol {
 #[test]
 fn every_bad_grammar_has_a_test() {
     let tested = [
+        "bad-builtin-arguments",
         "bad-escape",
         "duplicate-rule",
         "empty-class",
@@ -320,6 +321,49 @@ fn bad_grammars_that_parse_still_round_trip() {
             parsed += 1;
         }
     }
-    // duplicate-rule, empty-class, lookahead-unsupported, missing-root, undefined-rule
-    assert_eq!(parsed, 5);
+    // bad-builtin-arguments, duplicate-rule, empty-class, lookahead-unsupported,
+    // missing-root, undefined-rule
+    assert_eq!(parsed, 6);
+}
+
+#[test]
+fn bad_builtin_arguments() {
+    let (text, errors) = check("bad-builtin-arguments");
+    let found: Vec<(&str, usize)> = errors
+        .into_iter()
+        .map(|e| match e {
+            Error::BadArguments { function, .. } => (*function, line_col(&text, e).column),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("text_until", 10),
+            ("substring_of", 36),
+            ("quoted_text", 42),
+            ("delimited_list", 59),
+            ("text_until", 99),
+        ]
+    );
+}
+
+#[test]
+fn builtin_text_over_the_limit() {
+    let mut limits = Limits::default();
+    limits.max_call_text = 4;
+    let mut options = Options::default();
+    options.limits = limits;
+    let errors = compile(r#"root ::= substring_of("abcde")"#, &options).unwrap_err();
+    assert!(
+        matches!(
+            errors.first(),
+            Error::CallTextTooLong {
+                len: 5,
+                limit: 4,
+                ..
+            }
+        ),
+        "{errors:?}"
+    );
 }

@@ -152,3 +152,118 @@ fn own_grammars_accept_samples() {
     let r = Recognizer::new(&grammar).unwrap();
     check(&r, &["1+2*(3-4.5)", "-7"], &["1+", "(1"]);
 }
+
+/// Every byte string up to `len` bytes over `alphabet`.
+fn all_strings(alphabet: &[u8], len: usize) -> Vec<Vec<u8>> {
+    let mut out = vec![Vec::new()];
+    let mut frontier = vec![Vec::new()];
+    for _ in 0..len {
+        let next: Vec<Vec<u8>> = frontier
+            .iter()
+            .flat_map(|s: &Vec<u8>| {
+                alphabet.iter().map(move |&c| {
+                    let mut t = s.clone();
+                    t.push(c);
+                    t
+                })
+            })
+            .collect();
+        out.extend(next.iter().cloned());
+        frontier = next;
+    }
+    out
+}
+
+#[track_caller]
+fn exhaustive(text: &str, definition: impl Fn(&[u8]) -> bool, alphabet: &[u8], len: usize) {
+    let r = recognizer(text);
+    for s in all_strings(alphabet, len) {
+        assert_eq!(
+            r.accepts(&s),
+            definition(&s),
+            "{text} on {:?}",
+            String::from_utf8_lossy(&s)
+        );
+    }
+}
+
+#[test]
+fn text_until_call() {
+    let stops = ["ab", "b!"];
+    exhaustive(
+        r#"root ::= "<" text_until("ab", "b!")"#,
+        |w| {
+            let ends = |p: &[u8]| stops.iter().any(|s| p.ends_with(s.as_bytes()));
+            w.first() == Some(&b'<')
+                && std::str::from_utf8(w).is_ok()
+                && ends(&w[1..])
+                && (1..w.len()).all(|i| !ends(&w[1..i]))
+        },
+        &[b'<', b'a', b'b', b'!', 0xC3, 0xA9],
+        6,
+    );
+}
+
+#[test]
+fn substring_of_call() {
+    exhaustive(
+        r#"root ::= substring_of("abé") | "!""#,
+        |w| w == b"!" || (!w.is_empty() && std::str::from_utf8(w).is_ok_and(|s| "abé".contains(s))),
+        &[b'a', b'b', b'!', 0xC3, 0xA9],
+        5,
+    );
+}
+
+#[test]
+fn delimited_calls() {
+    exhaustive(
+        r#"root ::= delimited_subsequence_of("a" | "b" | ab, ";")
+ab ::= "ab""#,
+        |w| {
+            let items = ["a", "b", "ab"];
+            let Ok(s) = std::str::from_utf8(w) else {
+                return false;
+            };
+            let mut next = 0;
+            s.split(';')
+                .all(|part| match items[next..].iter().position(|&i| i == part) {
+                    Some(k) => {
+                        next += k + 1;
+                        true
+                    }
+                    None => false,
+                })
+        },
+        b"ab;",
+        7,
+    );
+    let r = recognizer(r#"root ::= "[" delimited_list([0-9]+)? "]""#);
+    check(
+        &r,
+        &["[]", "[1]", "[1, 22, 3]"],
+        &["[1,2]", "[1, ]", "[, 1]"],
+    );
+}
+
+#[test]
+fn text_calls() {
+    let r = recognizer(r#"root ::= quoted_text() ": " unquoted_text()"#);
+    check(
+        &r,
+        &[r#""k\n": v a:b#c"#, r#""": -x"#],
+        &[r#""k": v #c"#, r#""k": v "#, r#"'k': v"#, r#""k":  v"#],
+    );
+}
+
+#[test]
+fn calls_name_their_rules_after_the_calling_rule() {
+    let grammar = compile(
+        r#"root ::= answer
+answer ::= substring_of("abc") text_until(".")"#,
+        &Options::default(),
+    )
+    .unwrap();
+    let names: Vec<&str> = grammar.rules().iter().map(|r| r.name()).collect();
+    assert!(names.contains(&"answer_substring_of"), "{names:?}");
+    assert!(names.contains(&"answer_text_until"), "{names:?}");
+}

@@ -3,7 +3,9 @@
 
 use proptest::prelude::*;
 use sieve_diagnostics::Span;
-use sieve_gbnf::ast::{Class, ClassItem, Expr, ExprKind, Grammar, Lookahead, Quantifier, Rule};
+use sieve_gbnf::ast::{
+    Builtin, Class, ClassItem, Expr, ExprKind, Grammar, Lookahead, Quantifier, Rule,
+};
 
 fn expr(kind: ExprKind) -> Expr {
     Expr {
@@ -67,9 +69,21 @@ fn alternation() -> BoxedStrategy<Expr> {
     ];
     let primary = leaf.prop_recursive(4, 32, 4, |inner| {
         // `inner` is a primary; build the levels above it.
+        let call = (
+            proptest::sample::select(Builtin::ALL.to_vec()),
+            proptest::collection::vec(alternation_of(inner.clone()), 0..3),
+        )
+            .prop_map(|(function, mut args)| {
+                // Canonical: `f()` has no arguments, never one empty argument.
+                if args.len() == 1 && matches!(args[0].kind, ExprKind::Empty) {
+                    args.clear();
+                }
+                expr(ExprKind::Call { function, args })
+            });
         let primary = prop_oneof![
             3 => inner.clone(),
             1 => alternation_of(inner.clone()).prop_map(|e| expr(ExprKind::Group(Box::new(e)))),
+            1 => call,
         ];
         alternation_of(primary).prop_map(|e| expr(ExprKind::Group(Box::new(e))))
     });
