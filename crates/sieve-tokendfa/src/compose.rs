@@ -1,14 +1,21 @@
 //! The whole constraint as one byte DFA: every rule's automaton with its references inlined,
 //! callees first.
 //!
-//! 1. **Order**: a depth-first walk of the references from the root gives the rules it
-//!    reaches, callees before callers; a reference back to a rule on the walk's path is a
-//!    cycle, reported with the rules along it ([`TokenDfaError::Recursive`]).
+//! 1. **Order**: the strongly connected components of the references the root reaches
+//!    (Tarjan's algorithm), callees first. A component with a cycle is regular when every
+//!    reference between its members is a *tail* reference — its edge ends in an accepting
+//!    state with no edges out (`a ::= "x" a | "y"`, the right-linear rules the JSON Schema
+//!    front-end writes for a string `pattern`); any other cycle is refused with the rules
+//!    along it ([`TokenDfaError::Recursive`]).
 //! 2. **Per rule**, in that order: an [`Nfa`] of the rule's automaton (a DFA, or an NFA past
 //!    sieve-fsm's cap) in which each reference edge `s —r→ t` becomes an epsilon edge into a
 //!    copy of `r`'s finished DFA and epsilon edges from the copy's accepting states to `t`;
 //!    a counted repetition `item{min,max}` becomes `max` (or `min + 1` looping) chained copies
-//!    of the item's DFA. Then subset construction and minimisation ([`crate::dfa`]).
+//!    of the item's DFA. The members of a tail-recursive component share one NFA holding
+//!    each member's automaton once, a tail reference becoming an epsilon edge to the
+//!    callee's start and every member's accepting states accepting (what follows a tail
+//!    call is the caller's end). Then subset construction and minimisation
+//!    ([`crate::dfa`]).
 //!
 //! # Invariants
 //!
@@ -27,58 +34,240 @@ use crate::{Config, TokenDfaError};
 
 /// The minimal byte DFA of `fsms`'s root rule with every reference inlined.
 pub(crate) fn whole_dfa(fsms: &GrammarFsms, config: &Config) -> Result<ByteDfa, TokenDfaError> {
-    let order = callees_first(fsms)?;
     let mut built: Vec<Option<ByteDfa>> = vec![None; fsms.rule_count()];
-    for rule in order {
-        let dfa = rule_dfa(fsms, rule, &built, config)?;
-        built[rule.index()] = Some(dfa);
+    for component in components(fsms) {
+        if let [rule] = component[..] {
+            if !fsms.automaton(rule).references().contains(&rule) {
+                let dfa = rule_dfa(fsms, rule, &built, config)?;
+                built[rule.index()] = Some(dfa);
+                continue;
+            }
+        }
+        check_tail_only(fsms, &component)?;
+        for &entry in &component {
+            let dfa = component_dfa(fsms, &component, entry, &built, config)?;
+            built[entry.index()] = Some(dfa);
+        }
     }
     Ok(built[fsms.root().index()]
         .take()
-        .expect("the root comes last in the order"))
+        .expect("the root's component comes last"))
 }
 
-/// The rules the root reaches, each after every rule it references.
-fn callees_first(fsms: &GrammarFsms) -> Result<Vec<RuleId>, TokenDfaError> {
-    const NEW: u8 = 0;
-    const ON_PATH: u8 = 1;
-    const DONE: u8 = 2;
-    let mut mark = vec![NEW; fsms.rule_count()];
-    let mut order = Vec::new();
-    // The walk's path: each rule with its references and how many were followed.
-    let mut path: Vec<(RuleId, Vec<RuleId>, usize)> = Vec::new();
-    let root = fsms.root();
-    mark[root.index()] = ON_PATH;
-    path.push((root, fsms.automaton(root).references(), 0));
-    while let Some((rule, refs, next)) = path.last_mut() {
-        let Some(&callee) = refs.get(*next) else {
-            mark[rule.index()] = DONE;
-            order.push(*rule);
-            path.pop();
+/// The strongly connected components of the rules the root reaches, callees first
+/// (Tarjan's algorithm with an explicit stack).
+fn components(fsms: &GrammarFsms) -> Vec<Vec<RuleId>> {
+    let mut tarjan = Tarjan {
+        fsms,
+        index: vec![usize::MAX; fsms.rule_count()],
+        low: vec![0; fsms.rule_count()],
+        on_stack: vec![false; fsms.rule_count()],
+        stack: Vec::new(),
+        path: Vec::new(),
+        next_index: 0,
+    };
+    let mut out = Vec::new();
+    tarjan.open(fsms.root());
+    while let Some((rule, refs, next)) = tarjan.path.last_mut() {
+        let rule = *rule;
+        if let Some(&callee) = refs.get(*next) {
+            *next += 1;
+            if tarjan.index[callee.index()] == usize::MAX {
+                tarjan.open(callee);
+            } else if tarjan.on_stack[callee.index()] {
+                let low = tarjan.low[rule.index()].min(tarjan.index[callee.index()]);
+                tarjan.low[rule.index()] = low;
+            }
             continue;
-        };
-        *next += 1;
-        match mark[callee.index()] {
-            NEW => {
-                mark[callee.index()] = ON_PATH;
-                path.push((callee, fsms.automaton(callee).references(), 0));
+        }
+        tarjan.path.pop();
+        if let Some(&(caller, _, _)) = tarjan.path.last() {
+            let low = tarjan.low[caller.index()].min(tarjan.low[rule.index()]);
+            tarjan.low[caller.index()] = low;
+        }
+        if tarjan.low[rule.index()] == tarjan.index[rule.index()] {
+            let mut component = Vec::new();
+            loop {
+                let member = tarjan.stack.pop().expect("the rule is on the stack");
+                tarjan.on_stack[member.index()] = false;
+                component.push(member);
+                if member == rule {
+                    break;
+                }
             }
-            ON_PATH => {
-                let from = path
-                    .iter()
-                    .position(|(r, _, _)| *r == callee)
-                    .expect("a rule on the path is in it");
-                let mut cycle: Vec<String> = path[from..]
-                    .iter()
-                    .map(|(r, _, _)| fsms.name(*r).to_owned())
-                    .collect();
-                cycle.push(fsms.name(callee).to_owned());
-                return Err(TokenDfaError::Recursive { cycle });
-            }
-            _ => {}
+            component.reverse();
+            out.push(component);
         }
     }
-    Ok(order)
+    out
+}
+
+/// Tarjan's bookkeeping.
+struct Tarjan<'a> {
+    fsms: &'a GrammarFsms,
+    index: Vec<usize>,
+    low: Vec<usize>,
+    on_stack: Vec<bool>,
+    stack: Vec<RuleId>,
+    /// The walk: each rule with its references and how many were followed.
+    path: Vec<(RuleId, Vec<RuleId>, usize)>,
+    next_index: usize,
+}
+
+impl Tarjan<'_> {
+    fn open(&mut self, rule: RuleId) {
+        self.index[rule.index()] = self.next_index;
+        self.low[rule.index()] = self.next_index;
+        self.next_index += 1;
+        self.stack.push(rule);
+        self.on_stack[rule.index()] = true;
+        self.path
+            .push((rule, self.fsms.automaton(rule).references(), 0));
+    }
+}
+
+/// Whether the edge `edge` of `fsm` ends in an accepting state with no edges out.
+fn is_tail(fsm: &sieve_fsm::Fsm, edge: &sieve_fsm::Edge) -> bool {
+    fsm.is_accepting(edge.target) && fsm.edges(edge.target).is_empty()
+}
+
+/// Refuses a component with a cycle unless every reference between its members is a tail
+/// reference, naming a cycle through the first offending member.
+fn check_tail_only(fsms: &GrammarFsms, component: &[RuleId]) -> Result<(), TokenDfaError> {
+    let inside = |r: RuleId| component.contains(&r);
+    let offending = component
+        .iter()
+        .copied()
+        .find(|&rule| match fsms.automaton(rule) {
+            RuleAutomaton::Regular(fsm) => fsm.states().any(|s| {
+                fsm.edges(s)
+                    .iter()
+                    .any(|e| matches!(e.label, Label::Rule(r) if inside(r)) && !is_tail(fsm, e))
+            }),
+            _ => true,
+        });
+    match offending {
+        None => Ok(()),
+        Some(rule) => Err(TokenDfaError::Recursive {
+            cycle: cycle_through(fsms, component, rule),
+        }),
+    }
+}
+
+/// The names of a shortest reference cycle from `rule` back to itself within `component`.
+fn cycle_through(fsms: &GrammarFsms, component: &[RuleId], rule: RuleId) -> Vec<String> {
+    let mut parent: Vec<Option<RuleId>> = vec![None; fsms.rule_count()];
+    let mut queue = std::collections::VecDeque::from([rule]);
+    let mut last = rule;
+    'search: while let Some(r) = queue.pop_front() {
+        for callee in fsms.automaton(r).references() {
+            if !component.contains(&callee) {
+                continue;
+            }
+            if callee == rule {
+                last = r;
+                break 'search;
+            }
+            if parent[callee.index()].is_none() {
+                parent[callee.index()] = Some(r);
+                queue.push_back(callee);
+            }
+        }
+    }
+    let mut chain = Vec::new();
+    let mut at = last;
+    while at != rule {
+        chain.push(at);
+        at = parent[at.index()].expect("every rule on the path has a parent");
+    }
+    chain.reverse();
+    let mut names = vec![fsms.name(rule).to_owned()];
+    names.extend(chain.iter().map(|&r| fsms.name(r).to_owned()));
+    names.push(fsms.name(rule).to_owned());
+    names
+}
+
+/// The minimal DFA of `entry`, a member of the tail-recursive `component`: one NFA with every
+/// member's automaton (entry first), tail references as epsilon edges to the callee's start.
+fn component_dfa(
+    fsms: &GrammarFsms,
+    component: &[RuleId],
+    entry: RuleId,
+    built: &[Option<ByteDfa>],
+    config: &Config,
+) -> Result<ByteDfa, TokenDfaError> {
+    let limit = config.get_state_limit();
+    let too_big = || TokenDfaError::StateLimit {
+        rule: fsms.name(entry).to_owned(),
+        limit,
+    };
+    let members: Vec<RuleId> = std::iter::once(entry)
+        .chain(component.iter().copied().filter(|&r| r != entry))
+        .collect();
+    let fsm_of = |r: RuleId| {
+        fsms.automaton(r)
+            .fsm()
+            .expect("check_tail_only admits only regular members")
+    };
+    // Each member's states at a base offset, in `members` order.
+    let mut base = Vec::with_capacity(members.len());
+    let mut total = 0usize;
+    for &m in &members {
+        base.push(total as u32);
+        let fsm = fsm_of(m);
+        total += fsm.state_count();
+        for s in fsm.states() {
+            for e in fsm.edges(s) {
+                if let Label::Rule(r) = e.label {
+                    if !component.contains(&r) {
+                        total += callee_dfa(built, r).state_count();
+                    }
+                }
+            }
+        }
+        if total > limit.saturating_mul(4) {
+            return Err(too_big());
+        }
+    }
+    let start_of = |r: RuleId| base[members.iter().position(|&m| m == r).expect("a member")];
+    let mut nfa = Nfa::new();
+    let own: usize = members.iter().map(|&m| fsm_of(m).state_count()).sum();
+    for _ in 1..own {
+        nfa.add_state();
+    }
+    let mut accepting = Vec::new();
+    for (i, &m) in members.iter().enumerate() {
+        let fsm = fsm_of(m);
+        for s in fsm.states() {
+            let from = (base[i] + s.index() as u32) as usize;
+            nfa.accepting[from] = fsm.is_accepting(s);
+            for edge in fsm.edges(s) {
+                let to = base[i] + edge.target.index() as u32;
+                match edge.label {
+                    Label::Bytes { lo, hi } => nfa.bytes[from].push((lo, hi, to)),
+                    Label::Rule(r) if component.contains(&r) => nfa.eps[from].push(start_of(r)),
+                    Label::Rule(r) => {
+                        accepting.clear();
+                        let start = nfa.embed(callee_dfa(built, r), &mut accepting);
+                        nfa.eps[from].push(start);
+                        for &a in &accepting {
+                            nfa.eps[a as usize].push(to);
+                        }
+                    }
+                    Label::Epsilon => nfa.eps[from].push(to),
+                }
+            }
+        }
+    }
+    let dfa = determinize(&nfa, limit).ok_or_else(too_big)?;
+    Ok(minimize(&dfa))
+}
+
+/// The finished DFA of a callee.
+fn callee_dfa(built: &[Option<ByteDfa>], rule: RuleId) -> &ByteDfa {
+    built[rule.index()]
+        .as_ref()
+        .expect("callees are built before their callers")
 }
 
 /// The minimal DFA of `rule`, its references (already in `built`) inlined.

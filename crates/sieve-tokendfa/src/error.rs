@@ -6,9 +6,10 @@ use std::fmt;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TokenDfaError {
-    /// The grammar references itself: its language need not be regular, and this backend
-    /// builds one finite automaton. `cycle` names the rules on one reference cycle, in
-    /// order, the first repeated at the end (`a → b → a`).
+    /// The grammar references itself other than in tail position (`a ::= "x" a | "y"` is
+    /// fine, `a ::= "(" a ")" | "y"` is not): its language need not be regular, and this
+    /// backend builds one finite automaton. `cycle` names the rules on one reference cycle,
+    /// in order, the first repeated at the end (`a → b → a`).
     Recursive {
         /// The rule names along the cycle.
         cycle: Vec<String>,

@@ -11,8 +11,9 @@
 //!
 //! 1. [`TokenDfa::new`] inlines every rule reference of the grammar's automata, expands
 //!    counted repetitions, and determinises and minimises into one DFA for the whole
-//!    constraint ([`Config::state_limit`] bounds every automaton on the way). A recursive
-//!    grammar is refused with the rules of one cycle ([`TokenDfaError::Recursive`]).
+//!    constraint ([`Config::state_limit`] bounds every automaton on the way). Recursion only
+//!    in tail position (right-linear rules) is regular and built; any other recursion is
+//!    refused with the rules of one cycle ([`TokenDfaError::Recursive`]).
 //! 2. [`TokenDfa`] implements [`Backend`]: its keys are DFA states, with no contexts, and
 //!    [`Backend::classify`] is exact (no uncertain tokens) — a walk of the trie over the
 //!    DFA's table from the state, with a state that loops on a large byte class taking the
