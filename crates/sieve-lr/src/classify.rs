@@ -8,11 +8,12 @@
 //! origin frame, `0` when it is not among the known frames. Unpacked origins and the origins
 //! of the deepest known frame are unknown.
 //!
-//! The walk visits trie nodes in pre-order, one step per node, keeping the arena lengths per
-//! depth so a node is stepped from its parent's state by truncation: a node whose byte is
-//! shifted accepts the tokens spelled there and goes on into its subtree, a rejected node
-//! rejects its subtree, and a node whose reductions need an unknown frame (or run out of
-//! fuel) leaves its subtree uncertain.
+//! When many bytes lead from the key straight back to it (a string's characters), the tokens
+//! made only of them are accepted at once from the trie's class region, and only the subtrees
+//! where a token leaves the class are walked. The walk visits trie nodes in pre-order, one
+//! row look-up per node (the walk determinised on the fly, see [`Configs`]): a node whose byte is shifted accepts the tokens spelled there
+//! and goes on into its subtree, a rejected node rejects its subtree, and a node whose
+//! reductions need an unknown frame (or run out of fuel) leaves its subtree uncertain.
 //!
 //! # Invariant
 //!
@@ -20,6 +21,7 @@
 //! top frames are the key's (see [`crate::machine`]): accepted tokens are accepted and
 //! rejected tokens rejected by every parser with this key.
 
+use foldhash::HashMap;
 use sieve_backend::{push_range, Classification, Key, TokenSet};
 use sieve_vocab::TokenTrie;
 
@@ -66,41 +68,215 @@ fn seed(tables: &Tables, key: &Key) -> Stack {
     stack
 }
 
+/// A row entry not computed yet.
+const UNSET: u32 = u32::MAX;
+/// A row entry: the byte is rejected.
+const REJECT: u32 = u32::MAX - 1;
+/// A row entry: the byte's step needs an unknown frame (or more fuel, or more configurations
+/// than [`MAX_CONFIGS`]).
+const UNSURE: u32 = u32::MAX - 2;
+/// The most configurations one classification interns; past it, steps are uncertain.
+const MAX_CONFIGS: usize = 4096;
+
+/// The walk determinised on the fly: each distinct configuration (the chain of frames from
+/// the top down to the deepest known one, with the origins as positions in that chain — all a
+/// step reads) gets an id and a 256-entry row, filled on first use by one [`step`]. A trie
+/// node then costs one row look-up; configurations that recur (a string's characters) step
+/// once per byte value, not once per node.
+struct Configs<'t> {
+    tables: &'t Tables,
+    fuel: usize,
+    ids: HashMap<Vec<u32>, u32>,
+    stacks: Vec<Stack>,
+    rows: Vec<u32>,
+}
+
+impl<'t> Configs<'t> {
+    fn new(tables: &'t Tables, fuel: usize) -> Configs<'t> {
+        Configs {
+            tables,
+            fuel,
+            ids: HashMap::default(),
+            stacks: Vec::new(),
+            rows: Vec::new(),
+        }
+    }
+
+    /// The id of the configuration whose top is `stack`'s last frame, if there is room.
+    fn intern(&mut self, stack: &Stack) -> Option<u32> {
+        let mut chain = vec![stack.frames.len() as u32 - 1];
+        loop {
+            let parent = stack.frames[*chain.last().expect("non-empty") as usize].parent;
+            if parent == UNKNOWN {
+                break;
+            }
+            chain.push(parent);
+        }
+        // Every origin is on the chain (a frame's origins are its own chain's frames).
+        let position = |origin: u32| {
+            chain
+                .iter()
+                .position(|&f| f == origin)
+                .map_or(UNKNOWN, |p| p as u32)
+        };
+        let mut key = Vec::with_capacity(chain.len() * 2);
+        for &f in &chain {
+            let frame = stack.frames[f as usize];
+            key.push(frame.state);
+            let kernel = self.tables.kernel_len(frame.state);
+            for k in 0..kernel {
+                key.push(position(stack.origins[frame.origins as usize + k]));
+            }
+        }
+        if let Some(&id) = self.ids.get(&key) {
+            return Some(id);
+        }
+        if self.stacks.len() >= MAX_CONFIGS {
+            return None;
+        }
+        // The compact stack: chain position `p` at arena index `len - 1 - p`.
+        let len = chain.len() as u32;
+        let at = |p: u32| if p == UNKNOWN { UNKNOWN } else { len - 1 - p };
+        let mut compact = Stack::default();
+        for (p, &f) in chain.iter().enumerate().rev() {
+            let frame = stack.frames[f as usize];
+            let origins = compact.origins.len() as u32;
+            for k in 0..self.tables.kernel_len(frame.state) {
+                compact
+                    .origins
+                    .push(at(position(stack.origins[frame.origins as usize + k])));
+            }
+            compact.frames.push(Frame {
+                state: frame.state,
+                parent: if p + 1 == chain.len() {
+                    UNKNOWN
+                } else {
+                    at(p as u32 + 1)
+                },
+                origins,
+            });
+        }
+        let id = self.stacks.len() as u32;
+        self.ids.insert(key, id);
+        self.stacks.push(compact);
+        self.rows.extend([UNSET; 256]);
+        Some(id)
+    }
+
+    /// The row entry of `config` on `byte`.
+    fn next(&mut self, config: u32, byte: u8) -> u32 {
+        let slot = config as usize * 256 + usize::from(byte);
+        if self.rows[slot] != UNSET {
+            return self.rows[slot];
+        }
+        let mut stack = self.stacks[config as usize].clone();
+        let mut fuel = self.fuel;
+        let entry = match step(self.tables, &mut stack, usize::from(byte), &mut fuel) {
+            Step::Shifted => self.intern(&stack).unwrap_or(UNSURE),
+            Step::Rejected | Step::Accepted => REJECT,
+            Step::Unknown | Step::OutOfFuel => UNSURE,
+        };
+        self.rows[slot] = entry;
+        entry
+    }
+}
+
 /// Sorts every text token of `trie` from `key` (see the module docs).
 pub(crate) fn classify(tables: &Tables, key: Key, trie: &TokenTrie, fuel: usize) -> Classification {
-    let mut stack = seed(tables, &key);
-    let nodes = trie.nodes();
-    let mut accepted = vec![0u32; trie.n_vocab().div_ceil(32)];
-    let mut uncertain = Vec::new();
-    // marks[d]: the arena after the first `d` bytes of the current node's prefix.
-    let mut marks = vec![stack.mark()];
-    let mut n = 0;
-    while n < nodes.len() {
-        let node = nodes[n];
-        let depth = node.depth as usize;
-        marks.truncate(depth);
-        stack.truncate(marks[depth - 1]);
-        let mut left = fuel;
-        match step(tables, &mut stack, usize::from(node.byte), &mut left) {
-            Step::Shifted => {
-                if node.has_token() {
-                    for p in trie.tokens_at_node(n) {
-                        let id = trie.token(p).index();
-                        accepted[id / 32] |= 1 << (id % 32);
-                    }
-                }
-                marks.push(stack.mark());
-                n += 1;
+    let mut configs = Configs::new(tables, fuel);
+    let start = configs
+        .intern(&seed(tables, &key))
+        .expect("the first configuration fits");
+    let mut walk = Walk {
+        trie,
+        accepted: vec![0u32; trie.n_vocab().div_ceil(32)],
+        uncertain: Vec::new(),
+    };
+    // The bytes that lead back to the start (a string's characters): every token made only
+    // of them is accepted at once, and only the subtrees where a token leaves them are walked.
+    let mut class = [0u64; 4];
+    let mut loops = 0;
+    for byte in 0..=255u8 {
+        if configs.next(start, byte) == start {
+            class[usize::from(byte) / 64] |= 1 << (byte % 64);
+            loops += 1;
+        }
+    }
+    let region = (loops >= MIN_LOOP_CLASS)
+        .then(|| trie.class_region(&class))
+        .flatten();
+    match region {
+        Some(region) => {
+            for (a, r) in walk.accepted.iter_mut().zip(&region.inside) {
+                *a |= r;
             }
-            Step::Rejected | Step::Accepted => n = node.end as usize,
-            Step::Unknown | Step::OutOfFuel => {
-                push_range(&mut uncertain, node.pos..trie.node_pos_end(n) as u32);
-                n = node.end as usize;
+            for &exit in &region.exits {
+                let exit = exit as usize;
+                walk.subtree(&mut configs, exit, start);
+            }
+        }
+        None => {
+            let nodes = trie.nodes();
+            let mut n = 0;
+            while n < nodes.len() {
+                walk.subtree(&mut configs, n, start);
+                n = nodes[n].end as usize;
             }
         }
     }
+    walk.uncertain.sort_unstable_by_key(|r| r.start);
+    let mut merged = Vec::with_capacity(walk.uncertain.len());
+    for range in walk.uncertain {
+        push_range(&mut merged, range);
+    }
     Classification {
-        accepted: TokenSet::from_bits(accepted),
-        uncertain,
+        accepted: TokenSet::from_bits(walk.accepted),
+        uncertain: merged,
+    }
+}
+
+/// The fewest bytes looping back to the start for the class region to pay.
+const MIN_LOOP_CLASS: usize = 4;
+
+/// What a classification's walk collects.
+struct Walk<'t> {
+    trie: &'t TokenTrie,
+    accepted: Vec<u32>,
+    uncertain: Vec<std::ops::Range<u32>>,
+}
+
+impl Walk<'_> {
+    /// Walks the subtree of node `top`, whose parent's prefix leads to configuration `base`.
+    fn subtree(&mut self, configs: &mut Configs<'_>, top: usize, base: u32) {
+        let trie = self.trie;
+        let nodes = trie.nodes();
+        let end = nodes[top].end as usize;
+        let base_depth = nodes[top].depth as usize - 1;
+        // at[d]: the configuration after the first `base_depth + d` bytes of the current
+        // node's prefix.
+        let mut at = vec![base];
+        let mut n = top;
+        while n < end {
+            let node = nodes[n];
+            let depth = node.depth as usize - base_depth;
+            at.truncate(depth);
+            match configs.next(at[depth - 1], node.byte) {
+                REJECT => n = node.end as usize,
+                UNSURE => {
+                    self.uncertain.push(node.pos..trie.node_pos_end(n) as u32);
+                    n = node.end as usize;
+                }
+                next => {
+                    if node.has_token() {
+                        for p in trie.tokens_at_node(n) {
+                            let id = trie.token(p).index();
+                            self.accepted[id / 32] |= 1 << (id % 32);
+                        }
+                    }
+                    at.push(next);
+                    n += 1;
+                }
+            }
+        }
     }
 }
