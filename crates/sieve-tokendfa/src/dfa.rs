@@ -17,7 +17,7 @@
 //!
 //! [`determinize`] never holds more than its limit of DFA states.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use crate::nfa::Nfa;
 
@@ -31,6 +31,8 @@ pub(crate) struct ByteDfa {
     class_of: [u8; 256],
     /// The number of classes.
     classes: usize,
+    /// The maximal runs of bytes of one class, ascending: `(lo, hi, class)`.
+    class_runs: Vec<(u8, u8, u8)>,
     /// `table[s * classes + c]`: the target of state `s` on class `c`, or [`DEAD`].
     table: Vec<u32>,
     accepting: Vec<bool>,
@@ -69,17 +71,18 @@ impl ByteDfa {
     /// The transitions of `state` as maximal runs of bytes `(lo, hi, target)` with one
     /// target, ascending, [`DEAD`] left out: a form independent of the class partition.
     pub(crate) fn runs(&self, state: u32) -> Vec<(u8, u8, u32)> {
+        let row = self.row(state);
         let mut runs: Vec<(u8, u8, u32)> = Vec::new();
-        for b in 0..=255u8 {
-            let t = self.next(state, b);
+        for &(lo, hi, class) in &self.class_runs {
+            let t = row[class as usize];
             if t == DEAD {
                 continue;
             }
             match runs.last_mut() {
-                Some(last) if last.2 == t && usize::from(last.1) + 1 == usize::from(b) => {
-                    last.1 = b;
+                Some(last) if last.2 == t && usize::from(last.1) + 1 == usize::from(lo) => {
+                    last.1 = hi;
                 }
-                _ => runs.push((b, b, t)),
+                _ => runs.push((lo, hi, t)),
             }
         }
         runs
@@ -89,6 +92,18 @@ impl ByteDfa {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.table.len() * 4 + self.accepting.len()
     }
+}
+
+/// The maximal runs of bytes of one class under `class_of`.
+fn class_runs_of(class_of: &[u8; 256]) -> Vec<(u8, u8, u8)> {
+    let mut runs: Vec<(u8, u8, u8)> = Vec::new();
+    for b in 0..=255u8 {
+        match runs.last_mut() {
+            Some(last) if last.2 == class_of[b as usize] => last.1 = b,
+            _ => runs.push((b, b, class_of[b as usize])),
+        }
+    }
+    runs
 }
 
 /// The coarsest byte classes no byte edge of `nfa` splits: `(class_of, count)`.
@@ -227,6 +242,7 @@ pub(crate) fn determinize(nfa: &Nfa, limit: usize) -> Option<ByteDfa> {
         .map(|set| set.iter().any(|&s| nfa.accepting[s as usize]))
         .collect();
     Some(ByteDfa {
+        class_runs: class_runs_of(&class_of),
         class_of,
         classes,
         table,
@@ -273,6 +289,7 @@ pub(crate) fn minimize(dfa: &ByteDfa) -> ByteDfa {
     }
     if !live[0] {
         return ByteDfa {
+            class_runs: vec![(0, 255, 0)],
             class_of: [0; 256],
             classes: 1,
             table: vec![DEAD],
@@ -359,21 +376,15 @@ pub(crate) fn minimize(dfa: &ByteDfa) -> ByteDfa {
 /// A dense DFA from rows over `k` old classes (`class_of` maps bytes to them), with the old
 /// classes merged into the coarsest partition no row splits.
 fn compress(class_of: &[u8; 256], k: usize, rows: &[u32], accepting: Vec<bool>) -> ByteDfa {
-    // Two old classes merge iff every row sends them to the same target: refine row by row.
+    // Two old classes merge iff every row sends them to the same target: equal columns.
     let mut merged = vec![0u32; k];
-    let mut classes = 1usize;
-    let mut remap: HashMap<(u32, u32), u32> = HashMap::new();
-    for row in rows.chunks(k) {
-        remap.clear();
-        for c in 0..k {
-            let fresh = remap.len() as u32;
-            merged[c] = *remap.entry((merged[c], row[c])).or_insert(fresh);
-        }
-        classes = remap.len();
-        if classes == k {
-            break;
-        }
+    let mut columns: HashMap<Vec<u32>, u32> = HashMap::new();
+    for (c, slot) in merged.iter_mut().enumerate() {
+        let column: Vec<u32> = rows.iter().skip(c).step_by(k).copied().collect();
+        let fresh = columns.len() as u32;
+        *slot = *columns.entry(column).or_insert(fresh);
     }
+    let classes = columns.len();
     // Number the new classes by their first byte, so the layout is canonical too.
     let mut number = vec![u32::MAX; classes];
     let mut representative = Vec::with_capacity(classes);
@@ -391,6 +402,7 @@ fn compress(class_of: &[u8; 256], k: usize, rows: &[u32], accepting: Vec<bool>) 
         table.extend(representative.iter().map(|&c| row[c]));
     }
     ByteDfa {
+        class_runs: class_runs_of(&new_class_of),
         class_of: new_class_of,
         classes,
         table,

@@ -246,6 +246,30 @@ fn fingerprints_share_classifications_across_grammars() {
     assert!(store.stats().hits > 0, "{:?}", store.stats());
 }
 
+#[test]
+fn the_whole_dfa_is_minimal_and_canonical() {
+    // One state per position: minimal.
+    assert_eq!(
+        dfa(&regex("[0-9]{3}-[0-9]{4}")).unwrap().dfa_state_count(),
+        9
+    );
+    // Equal languages written differently: equal automata, so equal fingerprints.
+    let pairs = [
+        ("(a|b)*c", "(a*b*)*c"),
+        ("x(yz|yw)", "xy(z|w)"),
+        ("[0-9]+", "[0-9][0-9]*"),
+    ];
+    for (left, right) in pairs {
+        let (l, r) = (dfa(&regex(left)).unwrap(), dfa(&regex(right)).unwrap());
+        assert_eq!(l.dfa_state_count(), r.dfa_state_count(), "{left} / {right}");
+        assert_eq!(l.fingerprint(0), r.fingerprint(0), "{left} / {right}");
+    }
+    // A grammar whose rules reference each other gives the same automaton as one regex.
+    let g = dfa(&gbnf("root ::= num (\",\" num)*\nnum ::= [0-9]+")).unwrap();
+    let r = dfa(&regex("[0-9]+(,[0-9]+)*")).unwrap();
+    assert_eq!(g.fingerprint(0), r.fingerprint(0));
+}
+
 /// A small vocabulary: single bytes and a few longer tokens.
 fn small_vocabulary(tokens: &[&str]) -> Vocabulary {
     let mut list = String::new();
