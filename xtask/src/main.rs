@@ -17,11 +17,15 @@
 //! - `cargo xtask budget [SHARED_DIR] [--schemas=N] [--seeds=K]` — the evidence for token
 //!   budgets: seeded walks with and without the guarantee over `grammars/` and JSONSchemaBench,
 //!   the bound's tightness against exhaustive search, mask times (see `budget`).
+//! - `cargo xtask compare [SHARED_DIR] [--repeats=N]` — every backend side by side on the
+//!   backend corpus and the peer harness's workloads: compile time, table memory, mask
+//!   p50/p99/max, cold cost per request, refusals and their reasons (see `compare`).
 //! - `cargo xtask record-traces` — records the backend corpus `grammars/traces/`: seeded token
 //!   walks over every shipped grammar, replayed on every backend by sieve-matcher's `corpus`
 //!   test (see `traces`).
 
 mod budget;
+mod compare;
 mod corpus;
 mod lark;
 mod schema_suites;
@@ -36,6 +40,23 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("tidy") => tidy::run(&workspace_root()),
         Some("record-traces") => traces::record(&workspace_root()),
+        Some("compare") => {
+            let shared = args[1..]
+                .iter()
+                .find(|a| !a.starts_with("--"))
+                .map(PathBuf::from)
+                .unwrap_or_else(|| workspace_root().join("../shared"));
+            let repeats = args
+                .iter()
+                .find_map(|a| a.strip_prefix("--repeats="))
+                .map_or(Ok(3), |n| {
+                    n.parse()
+                        .map_err(|_| format!("--repeats={n} is not a number"))
+                });
+            repeats.and_then(|repeats| {
+                compare::run(&workspace_root(), &compare::Settings { shared, repeats })
+            })
+        }
         Some("corpus") => {
             let shared = args
                 .get(1)
@@ -87,7 +108,7 @@ fn main() -> ExitCode {
             })
         }
         _ => Err(
-            "usage: cargo xtask (tidy | record-traces | corpus [SHARED_DIR] | lark [SHARED_DIR] | schema-suites [SHARED_DIR] [--update] [--suite=NAME] | budget [SHARED_DIR] [--schemas=N] [--seeds=K])"
+            "usage: cargo xtask (tidy | record-traces | compare [SHARED_DIR] [--repeats=N] | corpus [SHARED_DIR] | lark [SHARED_DIR] | schema-suites [SHARED_DIR] [--update] [--suite=NAME] | budget [SHARED_DIR] [--schemas=N] [--seeds=K])"
                 .to_owned(),
         ),
     };

@@ -125,6 +125,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
             "sieve-lark",
             "sieve-matcher",
             "sieve-regex",
+            "sieve-structural",
             "sieve-testkit",
             "sieve-vocab",
         ],

@@ -113,7 +113,12 @@ fn walk(compiled: &Arc<CompiledGrammar>, seed: u64, stop_early: bool) -> Result<
         tokens.push(pick.as_u32());
         bytes.extend_from_slice(vocab.bytes(pick));
     }
-    matcher
+    // The tokens refused at the end, without the budget (the corpus replays unbudgeted).
+    let mut unbudgeted = Matcher::new(compiled.clone());
+    for &token in &tokens {
+        unbudgeted.accept_token(token).map_err(|e| e.to_string())?;
+    }
+    unbudgeted
         .fill_next_token_bitmask(&mut mask)
         .map_err(|e| e.to_string())?;
     let mut rejects = Vec::new();
@@ -136,7 +141,7 @@ fn walk(compiled: &Arc<CompiledGrammar>, seed: u64, stop_early: bool) -> Result<
         },
         text: String::from_utf8_lossy(&bytes).into_owned(),
         tokens,
-        complete: matcher.can_terminate(),
+        complete: unbudgeted.can_terminate(),
         rejects,
     })
 }

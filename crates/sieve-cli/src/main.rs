@@ -162,6 +162,10 @@ struct GrammarArgs {
     /// The repetition threshold T: larger `{m,n}` bounds are compressed.
     #[arg(long, default_value_t = sieve_normalize::Config::default().repetition_threshold)]
     repetition_threshold: u32,
+    /// The backend: earley (every grammar), lr (LR(1) grammars), token-dfa (regular
+    /// constraints), or auto (the fastest that accepts the grammar). See docs/backends.md.
+    #[arg(long, default_value_t = sieve_matcher::BackendChoice::Earley)]
+    backend: sieve_matcher::BackendChoice,
     #[command(flatten)]
     schema: SchemaArgs,
 }
@@ -176,6 +180,7 @@ impl GrammarArgs {
                     repetition_threshold: self.repetition_threshold,
                     ..sieve_normalize::Config::default()
                 },
+                backend: self.backend,
                 ..sieve_matcher::Options::default()
             },
             json: self.schema.options(),

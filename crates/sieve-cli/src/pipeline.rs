@@ -235,6 +235,17 @@ pub fn automata(
         .map_err(|e| Diagnostics(vec![format!("{}: {e}\n", loaded.name)]))
 }
 
+/// Builds the recogniser of the backend `options.compile.backend` selects (a refusal — an
+/// LR conflict, a recursive grammar for the token DFA — is a diagnostic).
+pub fn backend(
+    loaded: &Loaded,
+    fsms: &GrammarFsms,
+    options: &PipelineOptions,
+) -> Result<sieve_matcher::ByteMatcher, Diagnostics> {
+    sieve_matcher::ByteMatcher::from_automata(fsms, &options.compile)
+        .map_err(|e| Diagnostics(vec![format!("{}: {e}\n", loaded.name)]))
+}
+
 /// Where a constraint comes from on the command line: a grammar file, a regex pattern or a
 /// JSON Schema file.
 pub struct Constraint<'a> {

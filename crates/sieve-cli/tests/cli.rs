@@ -218,3 +218,58 @@ fn generate_output_is_in_the_language() {
         assert_eq!(again, stdout);
     }
 }
+
+#[test]
+fn backend_flag_selects_reports_and_refuses() {
+    let (code, out, _) = sieve(&[
+        "check",
+        "--backend",
+        "token-dfa",
+        "grammars/regex/uuid.regex",
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.ends_with("token-dfa backend\n"), "{out}");
+    let (code, out, _) = sieve(&["check", "--backend", "auto", "grammars/regex/uuid.regex"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.ends_with("token-dfa backend\n"),
+        "auto takes the token DFA first: {out}"
+    );
+    let (code, out, _) = sieve(&["check", "--backend", "auto", "grammars/llama.cpp/json.gbnf"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.ends_with("earley backend\n"),
+        "auto falls back to Earley: {out}"
+    );
+    // Refusals are diagnostics naming the backend and the reason.
+    let (code, _, err) = sieve(&["check", "--backend", "lr", "grammars/llama.cpp/json.gbnf"]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("the lr backend refuses this grammar: the grammar is not LR(1)"),
+        "{err}"
+    );
+    let (code, _, err) = sieve(&[
+        "check",
+        "--backend",
+        "token-dfa",
+        "grammars/llama.cpp/json.gbnf",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("the grammar is recursive"), "{err}");
+    // Every backend matches the same input.
+    for backend in ["earley", "lr", "token-dfa", "auto"] {
+        let (code, out, _) = sieve(&[
+            "match",
+            "--backend",
+            backend,
+            "--grammar",
+            "grammars/regex/uuid.regex",
+            "--text",
+            "123e4567-e89b-12d3-a456-426614174000",
+        ]);
+        assert_eq!((code, out.as_str()), (0, "accepted\n"), "{backend}");
+    }
+    let (code, _, err) = sieve(&["check", "--backend", "lalr", "grammars/regex/uuid.regex"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown backend \"lalr\""), "{err}");
+}

@@ -306,6 +306,25 @@ impl EarleyGrammar {
         self.states.len()
     }
 
+    /// The heap bytes of the tables (what a backend comparison reports as their memory).
+    pub fn heap_bytes(&self) -> usize {
+        fn bytes<T>(v: &Vec<T>) -> usize {
+            v.capacity() * std::mem::size_of::<T>()
+        }
+        bytes(&self.states)
+            + bytes(&self.byte_edges)
+            + bytes(&self.rule_edges)
+            + bytes(&self.eps_edges)
+            + bytes(&self.classes)
+            + bytes(&self.counted)
+            + bytes(&self.start)
+            + bytes(&self.nullable)
+            + bytes(&self.first)
+            + bytes(&self.follow)
+            + bytes(&self.rule_hash)
+            + bytes(&self.canonical)
+    }
+
     /// Whether the empty input is a sentence.
     pub fn root_nullable(&self) -> bool {
         self.nullable[self.root as usize]

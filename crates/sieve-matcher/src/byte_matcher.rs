@@ -64,6 +64,11 @@ impl ByteMatcher {
         })
     }
 
+    /// The backend that recognises the grammar (the one `options.backend` chose).
+    pub fn backend(&self) -> crate::BackendKind {
+        self.recognizer.kind()
+    }
+
     /// Consumes one byte. `Ok(true)`: the bytes so far are still a prefix of a sentence and
     /// the byte was pushed; `Ok(false)`: they would not be, and nothing changed.
     ///

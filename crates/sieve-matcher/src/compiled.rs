@@ -11,6 +11,7 @@ use sieve_vocab::{TokenId, TokenTrie, Vocabulary};
 
 use crate::engine::{Engine, EngineCompletion};
 use crate::pipeline;
+use crate::selection::{BackendChoice, BackendKind};
 
 /// Settings of every stage compiled into a [`CompiledGrammar`]; each stage documents its
 /// own defaults.
@@ -20,8 +21,14 @@ pub struct Options {
     pub normalize: sieve_normalize::Config,
     /// Automaton construction (DFA cap, state limits).
     pub fsm: sieve_fsm::Config,
+    /// Which backend recognises the grammar. Default [`BackendChoice::Earley`].
+    pub backend: BackendChoice,
     /// Recogniser limits (items per set, history).
     pub earley: sieve_earley::Config,
+    /// The LR backend's limits (states, reductions per byte, history).
+    pub lr: sieve_lr::Config,
+    /// The token-DFA backend's limits (DFA states, token automaton bytes).
+    pub token_dfa: sieve_tokendfa::Config,
     /// The most bytes the token-mask cache of one compiled grammar keeps. Past it, states
     /// not yet cached are classified again at each mask (correct, slower). Default 256 MiB.
     pub max_cache_bytes: usize,
@@ -66,7 +73,10 @@ impl Default for Options {
         Options {
             normalize: sieve_normalize::Config::default(),
             fsm: sieve_fsm::Config::default(),
+            backend: BackendChoice::Earley,
             earley: sieve_earley::Config::default(),
+            lr: sieve_lr::Config::default(),
+            token_dfa: sieve_tokendfa::Config::new(),
             max_cache_bytes: 256 << 20,
             share_classifications: true,
             share_automata: true,
@@ -85,6 +95,12 @@ pub enum CompileError {
     /// Automaton construction failed (a limit).
     #[error(transparent)]
     Automata(#[from] sieve_fsm::BuildError),
+    /// The LR backend refuses the grammar (not LR(1), an automaton it does not take, a limit).
+    #[error("the lr backend refuses this grammar: {0}")]
+    Lr(#[from] sieve_lr::LrError),
+    /// The token-DFA backend refuses the grammar (recursive, or past its state limit).
+    #[error("the token-dfa backend refuses this grammar: {0}")]
+    TokenDfa(#[from] sieve_tokendfa::TokenDfaError),
 }
 
 /// A vocabulary prepared for mask computation: the vocabulary, its token trie, and the store
@@ -241,6 +257,17 @@ impl CompiledGrammar {
     /// The vocabulary.
     pub fn vocabulary(&self) -> &Arc<Vocabulary> {
         &self.tokenizer.vocab
+    }
+
+    /// The backend that recognises the grammar (the one [`Options::backend`] chose).
+    pub fn backend(&self) -> BackendKind {
+        self.engine.kind()
+    }
+
+    /// The heap bytes of the backend's compiled tables (the token-mask cache, which grows
+    /// with use, is not counted: see [`CompiledGrammar::cache_stats`]).
+    pub fn table_bytes(&self) -> usize {
+        self.engine.table_bytes()
     }
 
     /// The tokenizer.

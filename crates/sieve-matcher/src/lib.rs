@@ -44,6 +44,7 @@ mod engine;
 mod error;
 mod matcher;
 pub mod pipeline;
+mod selection;
 pub mod speculative;
 
 pub use batch::{
@@ -56,6 +57,7 @@ pub use compiled::{
 };
 pub use error::MatcherError;
 pub use matcher::Matcher;
+pub use selection::{BackendChoice, BackendKind, UnknownBackend, AUTO_ORDER};
 pub use sieve_backend::LimitError;
 pub use sieve_tokencache::{CacheStats, StoreStats};
 pub use sieve_vocab::TokenId;

@@ -43,6 +43,8 @@
 
 use std::sync::Arc;
 
+use crate::selection::BackendKind;
+
 use sieve_earley::EarleyGrammar;
 use sieve_fsm::{AutomatonCache, GrammarFsms};
 use sieve_ir::Grammar;
@@ -88,16 +90,44 @@ pub fn automata_cached(
 /// [`crate::ByteMatcher::from_automata`] run it; it is public for tools that study the backend
 /// itself (the `classify` benchmark).
 pub fn earley(fsms: &GrammarFsms, options: &Options) -> EarleyGrammar {
-    // Only the root may derive ε (the normalised form), so the root is nullable iff its own
-    // automaton accepts at its start.
-    let root_nullable = fsms
-        .automaton(fsms.root())
-        .fsm()
-        .is_some_and(|fsm| fsm.is_accepting(fsm.start()));
-    EarleyGrammar::new(fsms, root_nullable, options.earley.clone())
+    EarleyGrammar::new(fsms, root_nullable(fsms), options.earley.clone())
 }
 
-/// Stage 3 for the crate: the backend the options select, behind the [`Engine`] seam.
+/// Whether the root derives ε. Only the root may (the normalised form), so it does iff its
+/// own automaton accepts at its start.
+fn root_nullable(fsms: &GrammarFsms) -> bool {
+    fsms.automaton(fsms.root())
+        .fsm()
+        .is_some_and(|fsm| fsm.is_accepting(fsm.start()))
+}
+
+/// Stage 3 for the crate: the backend `options.backend` selects, behind the [`Engine`] seam.
+/// `auto` takes the first of [`crate::AUTO_ORDER`] that accepts the grammar; the last,
+/// Earley, accepts every grammar.
 pub(crate) fn engine(fsms: &GrammarFsms, options: &Options) -> Result<Engine, CompileError> {
-    Ok(Engine::Earley(Arc::new(earley(fsms, options))))
+    let candidates = options.backend.candidates();
+    let mut refusal = None;
+    for &kind in candidates {
+        match build(kind, fsms, options) {
+            Ok(engine) => return Ok(engine),
+            Err(error) => refusal = Some(error),
+        }
+    }
+    Err(refusal.expect("every choice has a candidate"))
+}
+
+/// The tables of backend `kind` over `fsms`.
+fn build(kind: BackendKind, fsms: &GrammarFsms, options: &Options) -> Result<Engine, CompileError> {
+    Ok(match kind {
+        BackendKind::Earley => Engine::Earley(Arc::new(earley(fsms, options))),
+        BackendKind::TokenDfa => Engine::TokenDfa(Arc::new(sieve_tokendfa::TokenDfa::new(
+            fsms,
+            options.token_dfa.clone(),
+        )?)),
+        BackendKind::Lr => Engine::Lr(Arc::new(sieve_lr::LrGrammar::new(
+            fsms,
+            root_nullable(fsms),
+            options.lr.clone(),
+        )?)),
+    })
 }

@@ -25,16 +25,18 @@ pub fn check(path: &Path, options: &PipelineOptions) -> Result<ExitCode, String>
     let result = pipeline::front_end(&loaded, options).and_then(|parsed| {
         let normalized = pipeline::normalize(&loaded, &parsed, options)?;
         let fsms = pipeline::automata(&loaded, &normalized, options)?;
-        Ok((parsed, normalized, fsms))
+        let recognizer = pipeline::backend(&loaded, &fsms, options)?;
+        Ok((parsed, normalized, fsms, recognizer))
     });
     Ok(match result {
-        Ok((parsed, normalized, fsms)) => {
+        Ok((parsed, normalized, fsms, recognizer)) => {
             println!(
-                "{}: ok: {} rules parsed, {} after normalisation, {} FSM states",
+                "{}: ok: {} rules parsed, {} after normalisation, {} FSM states, {} backend",
                 loaded.name,
                 parsed.rules().len(),
                 normalized.rules().len(),
-                fsms.state_count()
+                fsms.state_count(),
+                recognizer.backend()
             );
             ExitCode::SUCCESS
         }
