@@ -435,3 +435,129 @@ fn construction_limits_are_typed_errors() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Canonical LR(1) tables (no merging) recognise the same language as the merged ones, with
+/// more states.
+#[test]
+fn canonical_and_merged_tables_agree() {
+    let text = r#"root ::= "[" (v ("," v)*)? "]" | "{" (k ":" v ("," k ":" v)*)? "}"
+v ::= root | [0-9]+ | k
+k ::= "\"" [a-z]* "\"""#;
+    let grammar = gbnf(text);
+    let normalized =
+        sieve_normalize::normalize(&grammar, &sieve_normalize::Config::default()).unwrap();
+    let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
+        .build(&normalized)
+        .unwrap();
+    let merged = Arc::new(LrGrammar::new(&fsms, false, Config::default()).unwrap());
+    let canonical = Arc::new(
+        LrGrammar::new(
+            &fsms,
+            false,
+            Config {
+                merge: false,
+                ..Config::default()
+            },
+        )
+        .unwrap(),
+    );
+    assert!(
+        canonical.state_count() > merged.state_count(),
+        "{} vs {}",
+        canonical.state_count(),
+        merged.state_count()
+    );
+    let reference = sieve_ir::reference::Recognizer::new(&grammar).unwrap();
+    for seed in 0..30 {
+        let Some(s) = reference.sample(seed, 6) else {
+            continue;
+        };
+        let (mut a, mut b) = (merged.recognizer(), canonical.recognizer());
+        for &byte in s.iter().chain(b"]}") {
+            assert_eq!(a.allowed_bytes(), b.allowed_bytes());
+            assert_eq!(a.can_finish(), b.can_finish());
+            let ok = a.push_byte(byte).unwrap();
+            assert_eq!(ok, b.push_byte(byte).unwrap());
+            if !ok {
+                break;
+            }
+        }
+    }
+}
+
+/// A byte that needs more reductions than the fuel allows is a `LimitError`, and the parser
+/// is left as it was.
+#[test]
+fn reduction_fuel_is_a_limit_error() {
+    let grammar = gbnf(r#"root ::= "(" root ")" | "x""#);
+    let normalized =
+        sieve_normalize::normalize(&grammar, &sieve_normalize::Config::default()).unwrap();
+    let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
+        .build(&normalized)
+        .unwrap();
+    let config = Config {
+        max_reductions_per_byte: 0,
+        ..Config::default()
+    };
+    let lr = Arc::new(LrGrammar::new(&fsms, false, config).unwrap());
+    let mut p = lr.recognizer();
+    for &b in b"((x" {
+        assert!(p.push_byte(b).unwrap());
+    }
+    let allowed = p.allowed_bytes();
+    let error = p.push_byte(b')').unwrap_err();
+    assert_eq!(error.limit_name(), "max_reductions_per_byte");
+    assert_eq!(p.len(), 3);
+    assert_eq!(p.allowed_bytes(), allowed);
+    let config = Config {
+        max_bytes_history: 2,
+        ..Config::default()
+    };
+    let lr = Arc::new(LrGrammar::new(&fsms, false, config).unwrap());
+    let mut p = lr.recognizer();
+    assert!(p.push_byte(b'(').unwrap() && p.push_byte(b'(').unwrap());
+    assert_eq!(
+        p.push_byte(b'x').unwrap_err().limit_name(),
+        "max_bytes_history"
+    );
+}
+
+/// Counted repetitions left by the normaliser are expanded up to `max_counted_states`, and
+/// longer ones refused as unsupported, naming the rule.
+#[test]
+fn counted_rules_expand_or_are_unsupported() {
+    // An exact count: the normaliser's split into copies and a counter is then fixed (a
+    // range `{20,30}` splits ambiguously, see `docs/backends-lr.md`).
+    let grammar = gbnf(
+        r#"root ::= "<" item{40} ">"
+item ::= "a" | "(" root ")""#,
+    );
+    let normalized =
+        sieve_normalize::normalize(&grammar, &sieve_normalize::Config::default()).unwrap();
+    let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
+        .build(&normalized)
+        .unwrap();
+    let counted = fsms
+        .rule_ids()
+        .filter(|&r| fsms.automaton(r).fsm().is_none())
+        .count();
+    assert!(counted > 0, "the normaliser keeps a counted rule");
+    let (earley, lr) = compile(&grammar).unwrap();
+    let lr = lr.unwrap_or_else(|e| panic!("a counted rule within bounds expands: {e}"));
+    for n in [39, 40, 41] {
+        let mut s = b"<".to_vec();
+        s.extend(std::iter::repeat_n(b'a', n));
+        s.push(b'>');
+        agree(&earley, &lr, &s, "counted");
+    }
+    let small = Config {
+        max_counted_states: 8,
+        ..Config::default()
+    };
+    match LrGrammar::new(&fsms, false, small) {
+        Err(LrError::Unsupported { reason, .. }) => {
+            assert!(reason.contains("max_counted_states"), "{reason}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
