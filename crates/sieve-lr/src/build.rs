@@ -32,6 +32,7 @@
 //!   with the conflict named.
 //! - Work and memory are bounded by [`crate::Config::max_states`].
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 
 use foldhash::{HashMap, HashMapExt};
@@ -81,6 +82,10 @@ struct Builder<'a> {
     queued: Vec<bool>,
     out: Vec<Option<Out>>,
     pred: Vec<Option<(u32, Sym)>>,
+    /// Scratch of [`Builder::closure`]: per rule, its closure item's index, or `u32::MAX`.
+    slots: RefCell<Vec<u32>>,
+    /// Scratch of [`Builder::find_or_create`]: a kernel's automaton states.
+    core: Vec<u32>,
 }
 
 /// Builds the tables of `rules`. When the merged construction meets a conflict, the canonical
@@ -113,6 +118,8 @@ fn build_with(rules: &Rules, config: &Config) -> Result<Tables, LrError> {
         queued: Vec::new(),
         out: Vec::new(),
         pred: Vec::new(),
+        slots: RefCell::new(vec![u32::MAX; rules.rule_start.len()]),
+        core: Vec::new(),
     };
     let start = rules.rule_start[rules.start_rule as usize];
     b.find_or_create(vec![(start, La::eof())], None)?;
@@ -127,9 +134,8 @@ impl Builder<'_> {
     /// The kernel plus one closure item per rule that may start here.
     fn closure(&self, kernel: &Kernel) -> Vec<(u32, La)> {
         let rules = self.rules;
+        let mut slots = self.slots.borrow_mut();
         let mut items: Vec<(u32, La)> = kernel.clone();
-        // Closure item of each rule, by rule.
-        let mut at: HashMap<u32, usize> = HashMap::new();
         let mut work: Vec<usize> = (0..items.len()).collect();
         while let Some(i) = work.pop() {
             let (s, la) = items[i];
@@ -138,19 +144,18 @@ impl Builder<'_> {
                 if rules.nullable[target as usize] {
                     next.union_with(&la);
                 }
-                match at.get(&callee) {
-                    Some(&j) => {
-                        if items[j].1.union_with(&next) {
-                            work.push(j);
-                        }
-                    }
-                    None => {
-                        at.insert(callee, items.len());
-                        work.push(items.len());
-                        items.push((rules.rule_start[callee as usize], next));
-                    }
+                let slot = &mut slots[callee as usize];
+                if *slot == u32::MAX {
+                    *slot = items.len() as u32;
+                    work.push(items.len());
+                    items.push((rules.rule_start[callee as usize], next));
+                } else if items[*slot as usize].1.union_with(&next) {
+                    work.push(*slot as usize);
                 }
             }
+        }
+        for &(start, _) in &items[kernel.len()..] {
+            slots[rules.states[start as usize].rule as usize] = u32::MAX;
         }
         items[kernel.len()..].sort_by_key(|&(s, _)| s);
         items
@@ -193,32 +198,12 @@ impl Builder<'_> {
     }
 
     fn find_or_create(&mut self, kernel: Kernel, pred: Option<(u32, Sym)>) -> Result<u32, LrError> {
-        let core: Vec<u32> = kernel.iter().map(|&(s, _)| s).collect();
-        let unique = core.windows(2).all(|w| w[0] != w[1]);
-        if let Some(candidates) = self.by_core.get(&core) {
-            if let Some(&c) = candidates
-                .iter()
-                .find(|&&c| self.kernels[c as usize] == kernel)
-            {
-                return Ok(c);
-            }
-            if unique && self.config.merge {
-                let found = candidates
-                    .iter()
-                    .copied()
-                    .find(|&c| weakly_compatible(&self.kernels[c as usize], &kernel));
-                if let Some(c) = found {
-                    let mut changed = false;
-                    for (a, b) in self.kernels[c as usize].iter_mut().zip(&kernel) {
-                        changed |= a.1.union_with(&b.1);
-                    }
-                    if changed && !self.queued[c as usize] {
-                        self.queued[c as usize] = true;
-                        self.queue.push_back(c);
-                    }
-                    return Ok(c);
-                }
-            }
+        let mut core = std::mem::take(&mut self.core);
+        core.clear();
+        core.extend(kernel.iter().map(|&(s, _)| s));
+        if let Some(c) = self.find(&core, &kernel) {
+            self.core = core;
+            return Ok(c);
         }
         let id = self.kernels.len();
         if id >= self.config.max_states {
@@ -229,13 +214,42 @@ impl Builder<'_> {
             ));
         }
         let id = id as u32;
-        self.by_core.entry(core).or_default().push(id);
+        self.by_core.entry(core.clone()).or_default().push(id);
+        self.core = core;
         self.kernels.push(kernel);
         self.queued.push(true);
         self.queue.push_back(id);
         self.out.push(None);
         self.pred.push(pred);
         Ok(id)
+    }
+
+    /// The state `kernel` (whose automaton states are `core`) equals or merges into.
+    fn find(&mut self, core: &[u32], kernel: &Kernel) -> Option<u32> {
+        let unique = core.windows(2).all(|w| w[0] != w[1]);
+        let candidates = self.by_core.get(core)?;
+        if let Some(&c) = candidates
+            .iter()
+            .find(|&&c| self.kernels[c as usize] == *kernel)
+        {
+            return Some(c);
+        }
+        if !unique || !self.config.merge {
+            return None;
+        }
+        let c = candidates
+            .iter()
+            .copied()
+            .find(|&c| weakly_compatible(&self.kernels[c as usize], kernel))?;
+        let mut changed = false;
+        for (a, b) in self.kernels[c as usize].iter_mut().zip(kernel) {
+            changed |= a.1.union_with(&b.1);
+        }
+        if changed && !self.queued[c as usize] {
+            self.queued[c as usize] = true;
+            self.queue.push_back(c);
+        }
+        Some(c)
     }
 
     /// Computes the transitions of state `s` from its current kernel.
@@ -358,6 +372,7 @@ impl Builder<'_> {
             }
         }
         let mut tables = Tables::new(self.terminal_classes());
+        tables.reserve_states(order.len());
         for &old in &order {
             let old = old as usize;
             let kernel = &self.kernels[old];

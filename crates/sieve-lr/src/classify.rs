@@ -26,7 +26,7 @@ use sieve_backend::{push_range, Classification, Key, TokenSet};
 use sieve_vocab::TokenTrie;
 
 use crate::machine::{step, Frame, Stack, Step, UNKNOWN};
-use crate::tables::Tables;
+use crate::tables::{Tables, PAYLOAD, SHIFT};
 
 /// How many kernel items' origins a context word packs (four bits each).
 pub(crate) const PACKED: usize = 8;
@@ -89,6 +89,8 @@ struct Configs<'t> {
     ids: HashMap<Vec<u32>, u32>,
     stacks: Vec<Stack>,
     rows: Vec<u32>,
+    /// Where steps run, reused.
+    scratch: Stack,
 }
 
 impl<'t> Configs<'t> {
@@ -99,6 +101,7 @@ impl<'t> Configs<'t> {
             ids: HashMap::default(),
             stacks: Vec::new(),
             rows: Vec::new(),
+            scratch: Stack::default(),
         }
     }
 
@@ -169,12 +172,24 @@ impl<'t> Configs<'t> {
         if self.rows[slot] != UNSET {
             return self.rows[slot];
         }
-        let mut stack = self.stacks[config as usize].clone();
-        let mut fuel = self.fuel;
-        let entry = match step(self.tables, &mut stack, usize::from(byte), &mut fuel) {
-            Step::Shifted => self.intern(&stack).unwrap_or(UNSURE),
-            Step::Rejected | Step::Accepted => REJECT,
-            Step::Unknown | Step::OutOfFuel => UNSURE,
+        let from = &self.stacks[config as usize];
+        let top = from.top().state;
+        let entry = if self.tables.action(top, usize::from(byte)) == 0 {
+            REJECT
+        } else {
+            let mut stack = std::mem::take(&mut self.scratch);
+            stack.frames.clear();
+            stack.frames.extend_from_slice(&from.frames);
+            stack.origins.clear();
+            stack.origins.extend_from_slice(&from.origins);
+            let mut fuel = self.fuel;
+            let entry = match step(self.tables, &mut stack, usize::from(byte), &mut fuel) {
+                Step::Shifted => self.intern(&stack).unwrap_or(UNSURE),
+                Step::Rejected | Step::Accepted => REJECT,
+                Step::Unknown | Step::OutOfFuel => UNSURE,
+            };
+            self.scratch = stack;
+            entry
         };
         self.rows[slot] = entry;
         entry
@@ -194,12 +209,21 @@ pub(crate) fn classify(tables: &Tables, key: Key, trie: &TokenTrie, fuel: usize)
     };
     // The bytes that lead back to the start (a string's characters): every token made only
     // of them is accepted at once, and only the subtrees where a token leaves them are walked.
+    // Candidates: the bytes the key's state shifts straight back to itself.
+    let candidates: Vec<u8> = (0..=255u8)
+        .filter(|&b| {
+            let action = tables.action(key.state, usize::from(b));
+            action & !PAYLOAD == SHIFT && tables.trans_target(action & PAYLOAD) == key.state
+        })
+        .collect();
     let mut class = [0u64; 4];
     let mut loops = 0;
-    for byte in 0..=255u8 {
-        if configs.next(start, byte) == start {
-            class[usize::from(byte) / 64] |= 1 << (byte % 64);
-            loops += 1;
+    if candidates.len() >= MIN_LOOP_CLASS {
+        for byte in candidates {
+            if configs.next(start, byte) == start {
+                class[usize::from(byte) / 64] |= 1 << (byte % 64);
+                loops += 1;
+            }
         }
     }
     let region = (loops >= MIN_LOOP_CLASS)

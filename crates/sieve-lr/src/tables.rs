@@ -77,6 +77,12 @@ impl Tables {
         }
     }
 
+    /// Makes room for `states` more states.
+    pub(crate) fn reserve_states(&mut self, states: usize) {
+        self.states.reserve(states);
+        self.actions.reserve(states * self.width);
+    }
+
     /// Adds a transition; returns its number.
     pub(crate) fn add_trans(&mut self, target: u32, sources: &[u16]) -> u32 {
         self.trans_target.push(target);
