@@ -4,7 +4,7 @@
 //!
 //! - The IR is built only through [`GrammarBuilder`] and the [`Expr`] constructors, so it keeps
 //!   the IR's invariants by construction; IR rules are in definition order (root wherever it
-//!   is), named as in the text.
+//!   is), named as in the text, followed by the rules built-in calls add.
 //! - Characters become UTF-8: a literal becomes its UTF-8 bytes; a class (complemented over all
 //!   Unicode scalar values when negated) and `.` become a choice of byte sequences from
 //!   [`Utf8Sequences`], the one-byte sequences merged into a single byte class.
