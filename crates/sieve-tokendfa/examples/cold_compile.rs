@@ -11,8 +11,8 @@
 //! Each input line is `{"name": …, "kind": "regex" | "schema", "text": …}` (a schema's text
 //! is the schema as JSON text); each output line is a JSON object with the median times in
 //! milliseconds over `--repeats` runs (the front-end, the DFA, the token automaton, their
-//! total), the DFA's states and classes and the token automaton's edges and bytes, or the
-//! error. Loading the vocabulary and building its trie happen once, before any timing, as
+//! total), the DFA's states and classes, the token automaton's edges and bytes and the
+//! number of tokens the start state accepts, or the error. Loading the vocabulary and building its trie happen once, before any timing, as
 //! they do once per tokenizer in a server (outlines-core's `Vocabulary` is built beforehand
 //! too).
 
@@ -111,6 +111,7 @@ fn measure(
             "classes": dfa.class_count(),
             "edges": automaton.edge_count(),
             "automaton_bytes": automaton.heap_bytes(),
+            "start_tokens": start_tokens(&automaton, dfa.start()),
         });
     }
     figures["front_ms"] = median(front).into();
@@ -118,6 +119,13 @@ fn measure(
     figures["automaton_ms"] = median(automaton_ms).into();
     figures["total_ms"] = median(total).into();
     Ok(figures)
+}
+
+/// The number of tokens the start state accepts.
+fn start_tokens(automaton: &sieve_tokendfa::TokenAutomaton, start: u32) -> u32 {
+    let mut mask = vec![0u32; automaton.n_vocab().div_ceil(32)];
+    automaton.fill_mask(start, &mut mask);
+    mask.iter().map(|w| w.count_ones()).sum()
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
