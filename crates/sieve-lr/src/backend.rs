@@ -2,8 +2,9 @@
 //! states, and [`LrParser`] is its [`Recognizer`].
 //!
 //! Completion bounds are not implemented: [`Recognizer::completion_bound`] is `None`, so
-//! token budgets refuse this backend. Fingerprints are `None`: classifications are not
-//! shared across grammars.
+//! token budgets refuse this backend. Fingerprints hash the sub-automaton a bare
+//! classification reaches, so keys reaching few states share classifications across
+//! grammars.
 
 use std::sync::Arc;
 
@@ -86,8 +87,10 @@ impl Backend for LrGrammar {
         self.tables.shift_bytes(state)
     }
 
-    fn fingerprint(&self, _state: u32) -> Option<Fingerprint> {
-        None
+    /// A structural hash of the part of the LR automaton the bare classification can reach
+    /// (see `fingerprint.rs`); `None` when that part has more than 64 states.
+    fn fingerprint(&self, state: u32) -> Option<Fingerprint> {
+        crate::fingerprint::fingerprint(&self.tables, state)
     }
 
     fn completion_table(&self, _trie: &TokenTrie) {}

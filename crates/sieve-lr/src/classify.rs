@@ -76,7 +76,7 @@ const REJECT: u32 = u32::MAX - 1;
 /// than [`MAX_CONFIGS`]).
 const UNSURE: u32 = u32::MAX - 2;
 /// The most configurations one classification interns; past it, steps are uncertain.
-const MAX_CONFIGS: usize = 4096;
+pub(crate) const MAX_CONFIGS: usize = 4096;
 
 /// The walk determinised on the fly: each distinct configuration (the chain of frames from
 /// the top down to the deepest known one, with the origins as positions in that chain — all a
@@ -260,7 +260,7 @@ pub(crate) fn classify(tables: &Tables, key: Key, trie: &TokenTrie, fuel: usize)
 }
 
 /// The fewest bytes looping back to the start for the class region to pay.
-const MIN_LOOP_CLASS: usize = 4;
+pub(crate) const MIN_LOOP_CLASS: usize = 4;
 
 /// What a classification's walk collects.
 struct Walk<'t> {

@@ -24,12 +24,14 @@
 //! Construction is bounded by [`Config::max_states`]; each pushed byte by
 //! [`Config::max_reductions_per_byte`]; the history by [`Config::max_bytes_history`] and
 //! [`Config::max_frames`]. Completion bounds are not implemented (token budgets refuse the
-//! backend) and classifications have no fingerprint (they are not shared across grammars).
+//! backend). Fingerprints cover keys whose bare classification reaches at most 64 LR states
+//! (a string's or a number's inside); others are not shared across grammars.
 
 mod backend;
 mod build;
 mod classify;
 mod error;
+mod fingerprint;
 mod lookahead;
 mod machine;
 mod parser;

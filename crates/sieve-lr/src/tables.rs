@@ -159,15 +159,20 @@ impl Tables {
     /// The transition on `rule` from `s`.
     #[inline]
     pub(crate) fn goto(&self, s: u32, rule: u32) -> Option<u32> {
+        let row = self.gotos(s);
+        row.binary_search_by_key(&rule, |g| g.0)
+            .ok()
+            .map(|i| row[i].1)
+    }
+
+    /// The gotos of `s`: `(rule, transition)`, sorted by rule.
+    pub(crate) fn gotos(&self, s: u32) -> &[(u32, u32)] {
         let from = self.states[s as usize].gotos as usize;
         let to = self
             .states
             .get(s as usize + 1)
             .map_or(self.gotos.len(), |next| next.gotos as usize);
-        let row = &self.gotos[from..to];
-        row.binary_search_by_key(&rule, |g| g.0)
-            .ok()
-            .map(|i| row[i].1)
+        &self.gotos[from..to]
     }
 
     #[inline]

@@ -8,7 +8,7 @@ use sieve_backend::{Backend, Recognizer};
 use sieve_earley::EarleyGrammar;
 use sieve_ir::{ByteClass, Expr, Grammar, GrammarBuilder, RuleId};
 use sieve_lr::{Config, ConflictAction, LrError, LrGrammar};
-use sieve_tokencache::{TokenCache, REFINE_ABOVE};
+use sieve_tokencache::{SharedStore, TokenCache, REFINE_ABOVE};
 use sieve_vocab::{TokenTrie, Vocabulary};
 
 /// The LR backend of a grammar, or why it refused it.
@@ -221,11 +221,14 @@ t ::= "(" e ")" | [a-z]+"#,
 /// At every step of sampled walks over every shipped grammar the backend accepts (at the
 /// default repetition threshold, else with repetitions expanded), with
 /// GPT-2's vocabulary, the token cache's mask equals feeding every token to the recogniser
-/// — with contexts never used, always used and at the default threshold.
+/// — with contexts never used, always used and at the default threshold, and with
+/// classifications shared across grammars by fingerprint.
 #[test]
 fn masks_equal_brute_force_on_shipped_grammars() {
     let vocab = Arc::new(Vocabulary::embedded_default().clone());
     let trie = TokenTrie::new(&vocab);
+    // One store for every grammar: fingerprinted classifications are shared across them.
+    let store = Arc::new(SharedStore::new(usize::MAX));
     let mut steps = 0;
     let mut decided = 0usize;
     let mut uncertain = 0usize;
@@ -254,6 +257,7 @@ fn masks_equal_brute_force_on_shipped_grammars() {
             TokenCache::with_refinement(n, usize::MAX, usize::MAX),
             TokenCache::with_refinement(n, usize::MAX, 0),
             TokenCache::with_refinement(n, usize::MAX, REFINE_ABOVE),
+            TokenCache::new(n, usize::MAX).sharing(store.clone()),
         ];
         for seed in 0..3 {
             let Some(sentence) = reference.sample(seed, 8) else {
@@ -289,7 +293,11 @@ fn masks_equal_brute_force_on_shipped_grammars() {
             }
         }
     }
-    println!("{steps} steps; with contexts {decided} tokens decided, {uncertain} uncertain");
+    println!(
+        "{steps} steps; with contexts {decided} tokens decided, {uncertain} uncertain; store {:?}",
+        store.stats()
+    );
+    assert!(store.stats().hits > 0, "{:?}", store.stats());
     assert!(steps > 100, "only {steps} steps");
 }
 
@@ -560,4 +568,65 @@ item ::= "a" | "(" root ")""#,
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// Equal fingerprints mean equal bare classifications: every group of keys sharing one, over
+/// the scannable states of the shipped grammars the backend accepts (repetitions expanded
+/// where needed), classifies alike; and some keys are shared across different grammars.
+#[test]
+fn equal_fingerprints_classify_alike() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let trie = TokenTrie::new(&vocab);
+    let expanded = sieve_normalize::Config {
+        repetition_threshold: EXPANDED,
+        ..Default::default()
+    };
+    let mut grammars = Vec::new();
+    for path in sieve_testkit::all_grammar_files() {
+        let grammar = sieve_testkit::compile_any(&path);
+        for config in [sieve_normalize::Config::default(), expanded.clone()] {
+            if let Some((_, Ok(lr))) = compile_with(&grammar, &config) {
+                if lr.state_count() <= 2000 {
+                    grammars.push((path.display().to_string(), lr));
+                }
+            }
+        }
+    }
+    let mut groups: std::collections::HashMap<_, Vec<(usize, u32)>> = Default::default();
+    let mut fingerprinted = 0;
+    for (g, (_, lr)) in grammars.iter().enumerate() {
+        for s in 0..lr.state_count() as u32 {
+            if !lr.is_scannable(s) {
+                continue;
+            }
+            if let Some(f) = lr.fingerprint(s) {
+                fingerprinted += 1;
+                groups.entry(f).or_default().push((g, s));
+            }
+        }
+    }
+    let mut cross = 0;
+    for members in groups.values().filter(|m| m.len() > 1) {
+        let (g0, s0) = members[0];
+        let first = grammars[g0].1.classify(sieve_backend::Key::bare(s0), &trie);
+        for &(g, s) in members.iter().skip(1).take(3) {
+            let other = grammars[g].1.classify(sieve_backend::Key::bare(s), &trie);
+            assert!(
+                first == other,
+                "{} state {s0} and {} state {s} share a fingerprint but not a classification",
+                grammars[g0].0,
+                grammars[g].0
+            );
+        }
+        cross += usize::from(
+            members
+                .iter()
+                .any(|&(g, _)| grammars[g].0 != grammars[g0].0),
+        );
+    }
+    println!(
+        "{fingerprinted} fingerprinted keys, {} groups, {cross} shared across grammar files",
+        groups.len()
+    );
+    assert!(cross > 0, "no fingerprint is shared across grammars");
 }
