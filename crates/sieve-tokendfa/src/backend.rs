@@ -36,8 +36,9 @@ impl TokenDfa {
     ///
     /// # Errors
     /// [`TokenDfaError::Recursive`] when a rule the root reaches references itself, directly
-    /// or not; [`TokenDfaError::StateLimit`] when an automaton would exceed
-    /// [`Config::state_limit`].
+    /// or not, other than in tail position; [`TokenDfaError::StateLimit`] when an automaton
+    /// would exceed [`Config::state_limit`]; [`TokenDfaError::Unsupported`] for a kind of
+    /// rule automaton this backend does not know.
     pub fn new(fsms: &GrammarFsms, config: Config) -> Result<TokenDfa, TokenDfaError> {
         let dfa = crate::compose::whole_dfa(fsms, &config)?;
         let allowed = (0..dfa.state_count() as u32)

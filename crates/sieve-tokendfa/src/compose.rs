@@ -283,11 +283,7 @@ fn rule_dfa(
         limit,
     };
     let nfa_limit = limit.saturating_mul(4);
-    let callee = |r: RuleId| {
-        built[r.index()]
-            .as_ref()
-            .expect("callees are built before their callers")
-    };
+    let callee = |r: RuleId| callee_dfa(built, r);
     let mut nfa = Nfa::new();
     let mut accepting = Vec::new();
     match fsms.automaton(rule) {

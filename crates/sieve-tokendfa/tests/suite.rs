@@ -208,6 +208,61 @@ fn masks_equal_brute_force_through_the_cache_and_the_token_automaton() {
     );
 }
 
+/// The same language as the Earley backend: along random walks over every corpus constraint
+/// the token DFA builds, both allow the same bytes and agree on whether the input can end.
+#[test]
+fn agrees_with_the_earley_backend_byte_by_byte() {
+    let mut compared = 0;
+    for (name, grammar) in corpus() {
+        let normalized =
+            sieve_normalize::normalize(&grammar, &sieve_normalize::Config::default()).unwrap();
+        let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
+            .build_normalized(&normalized)
+            .unwrap();
+        let Ok(g) = TokenDfa::new(&fsms, Config::new()).map(Arc::new) else {
+            continue;
+        };
+        let root_nullable = fsms
+            .automaton(fsms.root())
+            .fsm()
+            .is_some_and(|fsm| fsm.is_accepting(fsm.start()));
+        let earley = Arc::new(sieve_earley::EarleyGrammar::new(
+            &fsms,
+            root_nullable,
+            sieve_earley::Config::default(),
+        ));
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for walk in 0..20 {
+            let (mut dfa_r, mut earley_r) = (g.recognizer(), earley.recognizer());
+            for step in 0..80 {
+                let allowed = dfa_r.allowed_bytes();
+                assert_eq!(
+                    allowed,
+                    earley_r.allowed_bytes(),
+                    "{name}: walk {walk}, {step}"
+                );
+                assert_eq!(
+                    dfa_r.can_finish(),
+                    earley_r.can_finish(),
+                    "{name}: walk {walk}, {step}"
+                );
+                let bytes: Vec<u8> = allowed.iter().collect();
+                if bytes.is_empty() {
+                    break;
+                }
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let byte = bytes[(seed % bytes.len() as u64) as usize];
+                assert!(dfa_r.push_byte(byte).unwrap());
+                assert!(earley_r.push_byte(byte).unwrap());
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 10_000, "only {compared} bytes compared");
+}
+
 #[test]
 fn fingerprints_share_classifications_across_grammars() {
     let vocab = Arc::new(Vocabulary::embedded_default().clone());
