@@ -294,3 +294,76 @@ fn masks_equal_brute_force_with_gpt2() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Odd shapes: every combination of fragments compiles or fails with a located error, never
+// panics, and a compiled grammar passes the IR verifier (`compile` builds through it).
+
+#[test]
+fn odd_extension_shapes_never_panic() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    const LEAVES: &[&str] = &[
+        "",
+        "a",
+        "é",
+        "ab",
+        r"\xff",
+        "[^\\x00-\\x{10FFFF}]",
+        "^",
+        "$",
+        "(?i)",
+        "(?-u)",
+        "[ab]",
+    ];
+    const GROUPS: &[&str] = &[
+        "?P<TEXT_UNTIL>",
+        "?P<SUBSTRING_OF>",
+        "?P<QUOTED_TEXT>",
+        "?P<UNQUOTED_TEXT>",
+        "?P<DELIMITED_LIST>",
+        "?P<DELIMITED_SUBSEQUENCE_OF>",
+        "?P<DELIMITER>",
+        "?P<TEXT_UNTILL>",
+        "?P<PARAGRAPH_TOKEN>",
+        "?:",
+        "?i:",
+    ];
+    let mut runner = TestRunner::new(Config {
+        cases: 2000,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let leaf = proptest::sample::select(LEAVES).prop_map(str::to_owned);
+    let pattern = leaf.prop_recursive(4, 24, 3, |inner| {
+        prop_oneof![
+            (proptest::sample::select(GROUPS), inner.clone())
+                .prop_map(|(open, body)| format!("({open}{body})")),
+            proptest::collection::vec(inner.clone(), 1..4).prop_map(|alts| alts.join("|")),
+            proptest::collection::vec(inner.clone(), 1..3).prop_map(|items| items.concat()),
+            (inner, proptest::sample::select(&["*", "?", "{2}"][..]))
+                .prop_map(|(body, q)| format!("(?:{body}){q}")),
+        ]
+    });
+    let compiled = std::cell::Cell::new(0);
+    let extended = std::cell::Cell::new(0);
+    runner
+        .run(&pattern, |pattern| {
+            if let Ok(grammar) = sieve_regex::compile(&pattern, &Default::default()) {
+                compiled.set(compiled.get() + 1);
+                let names = ["UNTIL>", "OF>", "TEXT>", "LIST>"];
+                if names.iter().any(|n| pattern.contains(n)) {
+                    extended.set(extended.get() + 1);
+                }
+                let r = Recognizer::new(&grammar).unwrap();
+                for input in ["", "a", "ab", "\"a\"", "a, a", "é"] {
+                    r.accepts(input.as_bytes());
+                }
+            }
+            Ok(())
+        })
+        .unwrap();
+    // The fragments reach valid patterns, extensions among them.
+    assert!(compiled.get() > 500, "{} compiled", compiled.get());
+    assert!(extended.get() > 100, "{} with extensions", extended.get());
+}
