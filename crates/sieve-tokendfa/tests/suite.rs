@@ -111,6 +111,19 @@ fn corpus() -> Vec<(String, sieve_ir::Grammar)> {
             )
         })
         .collect();
+    let lark = sieve_testkit::grammars_dir().join("lark");
+    let mut lark_files: Vec<_> = std::fs::read_dir(&lark)
+        .expect("grammars/lark")
+        .map(|entry| entry.expect("readable").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "lark"))
+        .collect();
+    lark_files.sort();
+    for path in lark_files {
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let grammar = sieve_lark::compile(&text, &Default::default())
+            .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
+        all.push((path.display().to_string(), grammar));
+    }
     let person = sieve_testkit::grammars_dir().join("json-schema/person.json");
     all.push((
         person.display().to_string(),
@@ -199,6 +212,17 @@ fn masks_equal_brute_force_through_the_cache_and_the_token_automaton() {
         assert!(
             refused.iter().all(|(refused, _)| !refused.ends_with(name)),
             "{name} refused: {refused:?}"
+        );
+    }
+    for regular in [
+        "substring.lark",
+        "terminals.lark",
+        "operators.lark",
+        "tool_call.lark",
+    ] {
+        assert!(
+            refused.iter().all(|(name, _)| !name.ends_with(regular)),
+            "{regular} refused: {refused:?}"
         );
     }
     // The shipped JSON and arithmetic grammars are recursive.
