@@ -5,8 +5,10 @@
 //! # Invariants
 //!
 //! - Terminals are grouped into classes that every automaton edge treats alike (the cuts of
-//!   all byte ranges; end of input is the last class): `actions` holds one entry per class
-//!   per state; an entry is `0` (error), [`ACCEPT`], `SHIFT | transition` or
+//!   all byte ranges; end of input is the last class). A state's row holds its action per
+//!   class: dense (one entry per class in `actions`) or, when few classes have an action,
+//!   sparse (at most [`SPARSE_MAX`] `(class, action)` pairs, classes ascending; a class not
+//!   listed is an error). An action is `0` (error), [`ACCEPT`], `SHIFT | transition` or
 //!   `REDUCE | item`.
 //! - A reduced item's rule has a goto from every state where that rule's instance can start
 //!   (its closure item's state), so the parser's goto look-up after a reduction never fails.
@@ -24,6 +26,9 @@ pub(crate) const PAYLOAD: u32 = (1 << 30) - 1;
 /// The terminals: 256 bytes and end of input.
 pub(crate) const TERMINALS: usize = 257;
 
+/// The most entries of a sparse row (looked up by a linear scan).
+const SPARSE_MAX: usize = 12;
+
 /// One state's offsets into the flat arrays.
 #[derive(Clone, Copy, Debug)]
 struct StateRecord {
@@ -31,6 +36,10 @@ struct StateRecord {
     items: u32,
     /// First goto in `gotos`.
     gotos: u32,
+    /// Where its row starts in `actions` (dense) or in `sparse_classes` (sparse).
+    row: u32,
+    /// The entries of a sparse row; `0` for a dense one.
+    sparse: u16,
     kernel: u16,
     /// The bytes it shifts directly.
     shift_bytes: u32,
@@ -48,6 +57,8 @@ pub(crate) struct Tables {
     width: usize,
     item_rule: Vec<u32>,
     actions: Vec<u32>,
+    sparse_classes: Vec<u16>,
+    sparse_actions: Vec<u32>,
     /// `(rule, transition)`, per state sorted by rule.
     gotos: Vec<(u32, u32)>,
     trans_target: Vec<u32>,
@@ -70,6 +81,8 @@ impl Tables {
             width,
             item_rule: Vec::new(),
             actions: Vec::new(),
+            sparse_classes: Vec::new(),
+            sparse_actions: Vec::new(),
             gotos: Vec::new(),
             trans_target: Vec::new(),
             trans_sources: vec![0],
@@ -80,7 +93,6 @@ impl Tables {
     /// Makes room for `states` more states.
     pub(crate) fn reserve_states(&mut self, states: usize) {
         self.states.reserve(states);
-        self.actions.reserve(states * self.width);
     }
 
     /// Adds a transition; returns its number.
@@ -100,19 +112,35 @@ impl Tables {
         gotos: &[(u32, u32)],
         shift_bytes: u32,
     ) {
+        let mut row = vec![0u32; self.width];
+        for (t, &action) in actions.iter().enumerate() {
+            row[usize::from(self.class_of[t])] = action;
+        }
+        let filled = row.iter().filter(|&&a| a != 0).count();
+        // A sparse entry costs six bytes, a dense one four.
+        let sparse = filled <= SPARSE_MAX && filled * 6 < self.width * 4;
+        let start = if sparse {
+            let start = self.sparse_classes.len();
+            for (class, &action) in row.iter().enumerate().filter(|(_, &a)| a != 0) {
+                self.sparse_classes.push(class as u16);
+                self.sparse_actions.push(action);
+            }
+            start
+        } else {
+            let start = self.actions.len();
+            self.actions.extend(row);
+            start
+        };
         self.states.push(StateRecord {
             items: self.item_rule.len() as u32,
             gotos: self.gotos.len() as u32,
+            row: start as u32,
+            sparse: if sparse { filled as u16 } else { 0 },
             kernel,
             shift_bytes,
             scannable: false,
         });
         self.item_rule.extend_from_slice(item_rules);
-        let mut row = vec![0u32; self.width];
-        for (t, &action) in actions.iter().enumerate() {
-            row[usize::from(self.class_of[t])] = action;
-        }
-        self.actions.extend(row);
         let mut sorted = gotos.to_vec();
         sorted.sort_unstable();
         self.gotos.extend(sorted);
@@ -121,7 +149,7 @@ impl Tables {
     /// Marks the start state and every shift target as scannable.
     pub(crate) fn mark_scannable(&mut self) {
         self.states[0].scannable = true;
-        for &action in &self.actions {
+        for &action in self.actions.iter().chain(&self.sparse_actions) {
             if action & !PAYLOAD == SHIFT {
                 let target = self.trans_target[(action & PAYLOAD) as usize];
                 self.states[target as usize].scannable = true;
@@ -143,7 +171,17 @@ impl Tables {
 
     #[inline]
     pub(crate) fn action(&self, s: u32, terminal: usize) -> u32 {
-        self.actions[s as usize * self.width + usize::from(self.class_of[terminal])]
+        let record = self.states[s as usize];
+        let class = self.class_of[terminal];
+        let row = record.row as usize;
+        if record.sparse == 0 {
+            return self.actions[row + usize::from(class)];
+        }
+        let classes = &self.sparse_classes[row..row + usize::from(record.sparse)];
+        match classes.iter().position(|&c| c == class) {
+            Some(i) => self.sparse_actions[row + i],
+            None => 0,
+        }
     }
 
     #[inline]
@@ -193,6 +231,8 @@ impl Tables {
             + self.class_of.len() * 2
             + self.item_rule.len() * 4
             + self.actions.len() * 4
+            + self.sparse_classes.len() * 2
+            + self.sparse_actions.len() * 4
             + self.gotos.len() * 8
             + self.trans_target.len() * 4
             + self.trans_sources.len() * 4
