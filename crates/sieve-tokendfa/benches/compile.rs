@@ -1,0 +1,51 @@
+//! Cold compile of the token-DFA backend with GPT-2's embedded vocabulary (always at hand,
+//! unlike o200k; `benches/outlines_compare.py` is the comparison with outlines-core): the
+//! whole-constraint DFA alone, and with the full token automaton; and one exact
+//! classification of a wildcard state (class region plus exits). Figures only, never
+//! assertions.
+
+use std::hint::black_box;
+use std::sync::Arc;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use sieve_backend::{Backend, Key};
+use sieve_tokendfa::{Config, TokenDfa};
+use sieve_vocab::{TokenTrie, Vocabulary};
+
+const CONSTRAINTS: &[(&str, &str)] = &[
+    ("email", r"[a-z0-9._%+-]{1,20}@[a-z0-9.-]{1,20}\.[a-z]{2,6}"),
+    ("sentence", r"[A-Z][a-z ,]{0,60}\."),
+    ("free_text", r"(?s:.*)\nEND"),
+];
+
+fn dfa(pattern: &str) -> TokenDfa {
+    let grammar = sieve_regex::compile(pattern, &Default::default()).expect("valid");
+    let normalized = sieve_normalize::normalize(&grammar, &Default::default()).expect("normalises");
+    let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
+        .build_normalized(&normalized)
+        .expect("builds");
+    TokenDfa::new(&fsms, Config::new()).expect("regular")
+}
+
+fn compile(c: &mut Criterion) {
+    let vocab = Vocabulary::embedded_default().clone();
+    let trie = TokenTrie::new(&vocab);
+    let mut group = c.benchmark_group("tokendfa_compile");
+    group.sample_size(10);
+    for &(name, pattern) in CONSTRAINTS {
+        group.bench_function(format!("{name}/dfa"), |b| {
+            b.iter(|| black_box(dfa(pattern)))
+        });
+        group.bench_function(format!("{name}/token_automaton"), |b| {
+            b.iter(|| black_box(dfa(pattern).token_automaton(&trie).expect("fits")))
+        });
+    }
+    group.finish();
+    let wildcard = Arc::new(dfa(r"(?s:.*)\nEND"));
+    c.bench_function("tokendfa_classify/wildcard_start", |b| {
+        b.iter(|| black_box(wildcard.classify(Key::bare(0), &trie)))
+    });
+}
+
+criterion_group!(benches, compile);
+criterion_main!(benches);
