@@ -13,6 +13,8 @@
 //!   path from the root, fill the mask, roll the path back.
 //! - `validate/sequential/B` and `validate/parallel/B`: `Matcher::validate_tokens` of each
 //!   main path, one after another and through `validate_tokens_batch`.
+//! - `backends/<backend>/tree/64` and `…/tree-sequential/64`: the same kind of trees on each
+//!   backend (Earley, LR, token DFA) over `json-schema/person.json`, which all three take.
 //!
 //! Speedups from threads are bounded by the cores free: 2 on the project's machines.
 
@@ -20,8 +22,8 @@ use std::sync::Arc;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use sieve_matcher::{
-    fill_draft_tree_bitmasks_batch, validate_tokens_batch, CompiledGrammar, DraftTree, Matcher,
-    Options, Tokenizer,
+    fill_draft_tree_bitmasks_batch, validate_tokens_batch, BackendChoice, CompiledGrammar,
+    DraftTree, Matcher, Options, Tokenizer,
 };
 use sieve_vocab::Vocabulary;
 
@@ -31,6 +33,10 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// The grammar, under `grammars/`.
 const GRAMMAR: &str = "llama.cpp/json.gbnf";
+
+/// The schema of the `backends` group, under `grammars/`: regular and LR(1), so every
+/// backend takes it.
+const SCHEMA: &str = "json-schema/person.json";
 
 /// The batch sizes measured.
 const BATCHES: &[usize] = &[1, 8, 64];
@@ -106,6 +112,34 @@ fn paths(tree: &DraftTree) -> Vec<Vec<u32>> {
     paths
 }
 
+/// Up to 32 sampled sentences of `grammar` of 16 to 400 bytes, as GPT-2 tokens, each longer
+/// than a draft.
+fn sentences(grammar: &sieve_ir::Grammar, tokenizer: &Tokenizer) -> Vec<Vec<u32>> {
+    let recognizer = sieve_ir::reference::Recognizer::new(grammar).expect("small");
+    (0..200)
+        .filter_map(|seed| recognizer.sample(seed, 8))
+        .filter(|s| (16..=400).contains(&s.len()))
+        .filter_map(|s| sieve_benches::tokenize(tokenizer.trie(), &s))
+        .filter(|tokens| tokens.len() > DEPTH)
+        .take(32)
+        .collect()
+}
+
+/// `count` matchers at different steps of different sentences, and their draft trees.
+fn drafts(
+    compiled: &Arc<CompiledGrammar>,
+    sentences: &[Vec<u32>],
+    count: usize,
+) -> (Vec<Matcher>, Vec<DraftTree>) {
+    (0..count)
+        .map(|i| {
+            let tokens = &sentences[i % sentences.len()];
+            let step = (i * 7 + i / sentences.len()) % (tokens.len() - DEPTH);
+            draft_at(compiled, tokens, step)
+        })
+        .unzip()
+}
+
 fn speculative(c: &mut Criterion) {
     let vocab = Arc::new(Vocabulary::embedded_default().clone());
     let tokenizer = Arc::new(Tokenizer::new(vocab));
@@ -114,26 +148,13 @@ fn speculative(c: &mut Criterion) {
         .join(GRAMMAR);
     let text = std::fs::read_to_string(&path).expect("shipped grammar");
     let grammar = sieve_gbnf::compile(&text, &Default::default()).expect("compiles");
-    let recognizer = sieve_ir::reference::Recognizer::new(&grammar).expect("small");
-    let sentences: Vec<Vec<u32>> = (0..200)
-        .filter_map(|seed| recognizer.sample(seed, 8))
-        .filter(|s| (16..=400).contains(&s.len()))
-        .filter_map(|s| sieve_benches::tokenize(tokenizer.trie(), &s))
-        .filter(|tokens| tokens.len() > DEPTH)
-        .take(32)
-        .collect();
+    let sentences = sentences(&grammar, &tokenizer);
     let compiled = Arc::new(
         CompiledGrammar::new(&grammar, tokenizer.clone(), &Options::default()).expect("compiles"),
     );
     let words = compiled.bitmask_words();
     let largest = *BATCHES.last().expect("sizes");
-    let (mut all, trees): (Vec<Matcher>, Vec<DraftTree>) = (0..largest)
-        .map(|i| {
-            let tokens = &sentences[i % sentences.len()];
-            let step = (i * 7 + i / sentences.len()) % (tokens.len() - DEPTH);
-            draft_at(&compiled, tokens, step)
-        })
-        .unzip();
+    let (mut all, trees) = drafts(&compiled, &sentences, largest);
     let all_paths: Vec<Vec<Vec<u32>>> = trees.iter().map(paths).collect();
     let mains: Vec<Vec<u32>> = all_paths
         .iter()
@@ -211,5 +232,67 @@ fn speculative(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, speculative);
+/// The same draft trees on every backend, over a grammar all three take
+/// ([`SCHEMA`]): `backends/<name>/tree/64` (the batch) and `backends/<name>/tree-sequential/64`.
+fn backends(c: &mut Criterion) {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let tokenizer = Arc::new(Tokenizer::new(vocab));
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../grammars")
+        .join(SCHEMA);
+    let text = std::fs::read_to_string(&path).expect("shipped schema");
+    let schema: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let grammar = sieve_jsonschema::compile(&schema, &Default::default())
+        .expect("compiles")
+        .grammar;
+    let sentences = sentences(&grammar, &tokenizer);
+    let size = *BATCHES.last().expect("sizes");
+    let mut group = c.benchmark_group("backends");
+    group.sample_size(20);
+    group.throughput(Throughput::Elements(size as u64));
+    for backend in [
+        BackendChoice::Earley,
+        BackendChoice::Lr,
+        BackendChoice::TokenDfa,
+    ] {
+        let options = Options {
+            backend,
+            ..Options::default()
+        };
+        let compiled = Arc::new(
+            CompiledGrammar::new(&grammar, tokenizer.clone(), &options)
+                .expect("every backend takes the schema"),
+        );
+        let words = compiled.bitmask_words();
+        let (mut matchers, trees) = drafts(&compiled, &sentences, size);
+        let rows: usize = trees.iter().map(DraftTree::nodes).sum();
+        let mut bitmask = vec![0u32; rows * words];
+        fill_draft_tree_bitmasks_batch(&mut matchers, &trees, &mut bitmask, words).expect("valid");
+        let name = backend.name();
+        group.bench_function(BenchmarkId::new(format!("{name}/tree"), size), |b| {
+            b.iter(|| {
+                fill_draft_tree_bitmasks_batch(&mut matchers, &trees, &mut bitmask, words)
+                    .expect("valid")
+            })
+        });
+        group.bench_function(
+            BenchmarkId::new(format!("{name}/tree-sequential"), size),
+            |b| {
+                b.iter(|| {
+                    let mut rest = &mut bitmask[..];
+                    for (matcher, tree) in matchers.iter_mut().zip(&trees) {
+                        let (region, tail) = rest.split_at_mut(tree.nodes() * words);
+                        matcher
+                            .fill_draft_tree_bitmasks(tree, region, words)
+                            .expect("no limit");
+                        rest = tail;
+                    }
+                })
+            },
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, speculative, backends);
 criterion_main!(benches);
