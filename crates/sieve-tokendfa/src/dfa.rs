@@ -15,7 +15,9 @@
 //! - no two states accept the same language (minimal);
 //! - byte classes are the coarsest partition of the bytes that no state's transitions split.
 //!
-//! [`determinize`] never holds more than its limit of DFA states.
+//! [`determinize`] never holds more than its limit of DFA states, nor state sets of more than
+//! [`SET_ELEMENTS_PER_STATE`] NFA states per allowed DFA state in all: its memory is bounded
+//! by the limit, whatever the NFA.
 
 use foldhash::{HashMap, HashMapExt};
 
@@ -166,8 +168,71 @@ impl Closure {
     }
 }
 
+/// The NFA state sets of the subset construction, each stored once in one arena and found
+/// by hash: at most `limit` sets and [`SET_ELEMENTS_PER_STATE`] elements per allowed set.
+struct SetStore {
+    arena: Vec<u32>,
+    /// `arena[spans[id].0..spans[id].1]`: set `id`.
+    spans: Vec<(usize, usize)>,
+    /// Set hash to the ids with that hash.
+    by_hash: HashMap<u64, Vec<u32>>,
+    hasher: foldhash::fast::FixedState,
+    limit: usize,
+}
+
+/// The most NFA states a DFA state's set holds on average, times the state limit, bounds the
+/// sets' memory.
+const SET_ELEMENTS_PER_STATE: usize = 256;
+
+impl SetStore {
+    fn new(limit: usize) -> SetStore {
+        SetStore {
+            arena: Vec::new(),
+            spans: Vec::new(),
+            by_hash: HashMap::new(),
+            hasher: foldhash::fast::FixedState::default(),
+            limit,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    fn get(&self, id: usize) -> &[u32] {
+        let (from, to) = self.spans[id];
+        &self.arena[from..to]
+    }
+
+    fn find(&self, set: &[u32]) -> Option<u32> {
+        use std::hash::BuildHasher;
+        let ids = self.by_hash.get(&self.hasher.hash_one(set))?;
+        ids.iter().copied().find(|&id| self.get(id as usize) == set)
+    }
+
+    /// Adds `set` (not yet stored) and returns its id; `None` past the limits.
+    fn insert(&mut self, set: &[u32]) -> Option<u32> {
+        use std::hash::BuildHasher;
+        if self.spans.len() >= self.limit
+            || self.arena.len() + set.len() > self.limit.saturating_mul(SET_ELEMENTS_PER_STATE)
+        {
+            return None;
+        }
+        let id = u32::try_from(self.spans.len()).expect("bounded by the limit");
+        let from = self.arena.len();
+        self.arena.extend_from_slice(set);
+        self.spans.push((from, self.arena.len()));
+        self.by_hash
+            .entry(self.hasher.hash_one(set))
+            .or_default()
+            .push(id);
+        Some(id)
+    }
+}
+
 /// The subset construction of `nfa` (started at state `0`); `None` when the DFA would have
-/// more than `limit` states. The result is deterministic but neither trimmed nor minimal.
+/// more than `limit` states or its state sets more than [`SET_ELEMENTS_PER_STATE`] NFA states
+/// per allowed state in all. The result is deterministic but neither trimmed nor minimal.
 pub(crate) fn determinize(nfa: &Nfa, limit: usize) -> Option<ByteDfa> {
     let (class_of, classes) = nfa_classes(nfa);
     // A set is keyed by its closure restricted to states with byte edges or accepting: the
@@ -182,18 +247,16 @@ pub(crate) fn determinize(nfa: &Nfa, limit: usize) -> Option<ByteDfa> {
         key.clear();
         key.extend(closed.iter().copied().filter(|&s| matters[s as usize]));
     };
-    let mut ids: HashMap<Vec<u32>, u32> = HashMap::new();
-    let mut sets: Vec<Vec<u32>> = Vec::new();
+    let mut sets = SetStore::new(limit);
     let mut key = Vec::new();
     key_of(&[0], &mut closure, &mut key);
-    ids.insert(key.clone(), 0);
-    sets.push(key.clone());
+    sets.insert(&key)?;
 
     let mut table: Vec<u32> = Vec::new();
     let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); classes];
     let mut next = 0;
     while next < sets.len() {
-        for &s in &sets[next] {
+        for &s in sets.get(next) {
             for &(lo, hi, t) in &nfa.bytes[s as usize] {
                 let from = class_of[usize::from(lo)] as usize;
                 let to = class_of[usize::from(hi)] as usize;
@@ -218,17 +281,9 @@ pub(crate) fn determinize(nfa: &Nfa, limit: usize) -> Option<ByteDfa> {
                 buckets[c - 1].clear();
             }
             key_of(&buckets[c], &mut closure, &mut key);
-            let id = match ids.get(key.as_slice()) {
-                Some(&id) => id,
-                None => {
-                    if sets.len() >= limit {
-                        return None;
-                    }
-                    let id = u32::try_from(sets.len()).expect("bounded by the limit");
-                    ids.insert(key.clone(), id);
-                    sets.push(key.clone());
-                    id
-                }
+            let id = match sets.find(&key) {
+                Some(id) => id,
+                None => sets.insert(&key)?,
             };
             table[row + c] = id;
         }
@@ -237,9 +292,8 @@ pub(crate) fn determinize(nfa: &Nfa, limit: usize) -> Option<ByteDfa> {
         }
         next += 1;
     }
-    let accepting = sets
-        .iter()
-        .map(|set| set.iter().any(|&s| nfa.accepting[s as usize]))
+    let accepting = (0..sets.len())
+        .map(|id| sets.get(id).iter().any(|&s| nfa.accepting[s as usize]))
         .collect();
     Some(ByteDfa {
         class_runs: class_runs_of(&class_of),

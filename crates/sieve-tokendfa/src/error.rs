@@ -14,8 +14,9 @@ pub enum TokenDfaError {
         /// The rule names along the cycle.
         cycle: Vec<String>,
     },
-    /// A DFA (of `rule`, references inlined) would have more than `limit` states, or the
-    /// NFA it is determinised from more than four times that.
+    /// A DFA (of `rule`, references inlined) would have more than `limit` states, the NFA
+    /// it is determinised from more than four times that, or the subset construction's
+    /// state sets more than 256 NFA states per allowed DFA state in all.
     StateLimit {
         /// The rule whose automaton was being built (the root for the whole constraint).
         rule: String,
