@@ -57,7 +57,7 @@ enum Sym {
 }
 
 /// A transition out of a processed state.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Edge {
     target: u32,
     /// Per kernel item of the target, the source item it advanced.
@@ -71,6 +71,8 @@ struct Out {
     bytes: Vec<(u8, u8, Edge)>,
     /// `(rule, edge)`.
     gotos: Vec<(u32, Edge)>,
+    /// The state's items (kernel, then closure) when it was processed.
+    items: Vec<(u32, La)>,
 }
 
 struct Builder<'a> {
@@ -274,6 +276,9 @@ impl Builder<'_> {
         cuts.sort_unstable();
         cuts.dedup();
         let mut out = Out::default();
+        // Ranges whose items move alike share one kernel (a string's characters are cut
+        // into many ranges by other items' edges).
+        let mut seen: Vec<(Vec<(u32, La, u16)>, usize)> = Vec::new();
         for w in cuts.windows(2) {
             let (lo, hi) = (w[0] as u8, (w[1] - 1) as u8);
             let moved: Vec<(u32, La, u16)> = items
@@ -290,6 +295,12 @@ impl Builder<'_> {
             if moved.is_empty() {
                 continue;
             }
+            if let Some(&(_, at)) = seen.iter().find(|(m, _)| *m == moved) {
+                let edge = out.bytes[at].2.clone();
+                out.bytes.push((lo, hi, edge));
+                continue;
+            }
+            seen.push((moved.clone(), out.bytes.len()));
             let (kernel, sources) = self.kernel_of(s, Sym::Byte(lo), moved)?;
             let target = self.find_or_create(kernel, Some((s, Sym::Byte(lo))))?;
             out.bytes.push((lo, hi, Edge { target, sources }));
@@ -316,6 +327,7 @@ impl Builder<'_> {
             let target = self.find_or_create(kernel, Some((s, Sym::Rule(callee))))?;
             out.gotos.push((callee, Edge { target, sources }));
         }
+        out.items = items;
         self.out[s as usize] = Some(out);
         Ok(())
     }
@@ -376,12 +388,21 @@ impl Builder<'_> {
         for &old in &order {
             let old = old as usize;
             let kernel = &self.kernels[old];
-            let items = self.closure(kernel);
+            // Processed last with its final kernel (a state whose kernel grows is queued again).
             let out = self.out[old].as_ref().expect("processed");
+            let items = &out.items;
             let mut actions = [0u32; TERMINALS];
             let mut scannable_bytes = 0u32;
+            let mut added: Vec<(&Edge, u32)> = Vec::new();
             for (lo, hi, edge) in &out.bytes {
-                let trans = tables.add_trans(number[edge.target as usize], &edge.sources);
+                let trans = match added.iter().find(|(e, _)| *e == edge) {
+                    Some(&(_, trans)) => trans,
+                    None => {
+                        let trans = tables.add_trans(number[edge.target as usize], &edge.sources);
+                        added.push((edge, trans));
+                        trans
+                    }
+                };
                 for b in *lo..=*hi {
                     actions[usize::from(b)] = SHIFT | trans;
                     scannable_bytes += 1;
