@@ -49,6 +49,9 @@ const PREFIX_CAP: usize = 200;
 /// A kernel: `(automaton state, look-ahead)`, sorted.
 type Kernel = Vec<(u32, La)>;
 
+/// Items advanced by one symbol: `(target automaton state, look-ahead, source item)`.
+type Moved = Vec<(u32, La, u16)>;
+
 /// What led to a state first (for sample prefixes).
 #[derive(Clone, Copy, Debug)]
 enum Sym {
@@ -168,7 +171,7 @@ impl Builder<'_> {
         &self,
         from: u32,
         sym: Sym,
-        mut moved: Vec<(u32, La, u16)>,
+        mut moved: Moved,
     ) -> Result<(Kernel, Vec<u16>), LrError> {
         moved.sort_by_key(|&(s, la, src)| (s, la, src));
         for pair in moved.windows(2) {
@@ -278,10 +281,10 @@ impl Builder<'_> {
         let mut out = Out::default();
         // Ranges whose items move alike share one kernel (a string's characters are cut
         // into many ranges by other items' edges).
-        let mut seen: Vec<(Vec<(u32, La, u16)>, usize)> = Vec::new();
+        let mut seen: Vec<(Moved, usize)> = Vec::new();
         for w in cuts.windows(2) {
             let (lo, hi) = (w[0] as u8, (w[1] - 1) as u8);
-            let moved: Vec<(u32, La, u16)> = items
+            let moved: Moved = items
                 .iter()
                 .enumerate()
                 .filter_map(|(i, &(state, la))| {
@@ -312,7 +315,7 @@ impl Builder<'_> {
         callees.sort_unstable();
         callees.dedup();
         for callee in callees {
-            let moved: Vec<(u32, La, u16)> = items
+            let moved: Moved = items
                 .iter()
                 .enumerate()
                 .filter_map(|(i, &(state, la))| {
@@ -423,7 +426,7 @@ impl Builder<'_> {
                         continue;
                     }
                     if *slot != 0 {
-                        return Err(self.conflict(old as u32, &items, t));
+                        return Err(self.conflict(old as u32, items, t));
                     }
                     *slot = action;
                 }
