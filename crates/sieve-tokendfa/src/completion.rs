@@ -13,7 +13,7 @@
 //! - `dist[s] == 0` iff `s` accepts; `dist[s] == u > 0` iff the shortest token path from `s`
 //!   to an accepting state has `u` tokens, so some accepted token leads to a state at
 //!   `u - 1` (the seam's descent contract); [`UNREACHABLE`] when no token path reaches one.
-//! - `far[s]` is at least `dist[q]` for every state `q` reachable from `s` by bytes
+//! - `far[s]` is the most `dist[q]` over the states `q` reachable from `s` by bytes
 //!   ([`UNREACHABLE`] counting as the most).
 
 use sieve_vocab::TokenTrie;
@@ -132,7 +132,7 @@ impl CompletionTable {
         self.dist[state as usize]
     }
 
-    /// At least [`CompletionTable::distance`] of every state reachable from `state` by bytes.
+    /// The most [`CompletionTable::distance`] over the states reachable from `state` by bytes.
     pub fn far(&self, state: u32) -> u32 {
         self.far[state as usize]
     }
@@ -174,32 +174,73 @@ impl CompletionTable {
 /// [`CompletionTable::far`].
 pub const CAPS_EFFORT: usize = 64;
 
-/// `far[s]`: the most `dist` over the states reachable from `s` by bytes, by relaxation in
-/// reverse state order (states are numbered breadth-first, so most edges go forward and a
-/// few rounds settle it); after [`FAR_ROUNDS`] rounds without settling, every state is
-/// given [`UNREACHABLE`], which is always sound.
+/// `far[s]`: the most `dist` over the states reachable from `s` by bytes. Tarjan's algorithm
+/// (explicit stack) finds the strongly connected components of the byte graph sinks first,
+/// so each component's value is its members' most and its successors' values, already final.
 fn far(dfa: &ByteDfa, dist: &[u32]) -> Vec<u32> {
-    let mut far = dist.to_vec();
-    for _ in 0..FAR_ROUNDS {
-        let mut changed = false;
-        for s in (0..dfa.state_count()).rev() {
-            let mut most = far[s];
-            for &t in dfa.row(s as u32) {
-                if t != DEAD {
-                    most = most.max(far[t as usize]);
+    const UNSEEN: u32 = u32::MAX;
+    let n = dfa.state_count();
+    let mut index = vec![UNSEEN; n];
+    let mut low = vec![0u32; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<u32> = Vec::new();
+    let mut far = vec![0u32; n];
+    let mut next_index = 0u32;
+    // The walk: each state and the next class of its row to follow.
+    let mut path: Vec<(u32, usize)> = Vec::new();
+    for root in 0..n as u32 {
+        if index[root as usize] != UNSEEN {
+            continue;
+        }
+        path.push((root, 0));
+        index[root as usize] = next_index;
+        low[root as usize] = next_index;
+        next_index += 1;
+        stack.push(root);
+        on_stack[root as usize] = true;
+        while let Some(&mut (s, ref mut class)) = path.last_mut() {
+            let row = dfa.row(s);
+            if let Some(&t) = row.get(*class) {
+                *class += 1;
+                if t == DEAD {
+                    continue;
+                }
+                if index[t as usize] == UNSEEN {
+                    index[t as usize] = next_index;
+                    low[t as usize] = next_index;
+                    next_index += 1;
+                    stack.push(t);
+                    on_stack[t as usize] = true;
+                    path.push((t, 0));
+                } else if on_stack[t as usize] {
+                    low[s as usize] = low[s as usize].min(index[t as usize]);
+                }
+                continue;
+            }
+            path.pop();
+            if let Some(&(parent, _)) = path.last() {
+                low[parent as usize] = low[parent as usize].min(low[s as usize]);
+            }
+            if low[s as usize] != index[s as usize] {
+                continue;
+            }
+            // `s` roots a component: its members are on the stack down to `s`; every edge
+            // out of it goes to a finished component.
+            let from = stack.iter().rposition(|&m| m == s).expect("on the stack");
+            let mut most = 0u32;
+            for &m in &stack[from..] {
+                most = most.max(dist[m as usize]);
+                for &t in dfa.row(m) {
+                    if t != DEAD && !on_stack[t as usize] {
+                        most = most.max(far[t as usize]);
+                    }
                 }
             }
-            if most != far[s] {
-                far[s] = most;
-                changed = true;
+            for m in stack.drain(from..) {
+                on_stack[m as usize] = false;
+                far[m as usize] = most;
             }
         }
-        if !changed {
-            return far;
-        }
     }
-    vec![UNREACHABLE; dist.len()]
+    far
 }
-
-/// How many relaxation rounds [`far`] runs before giving up.
-const FAR_ROUNDS: usize = 64;

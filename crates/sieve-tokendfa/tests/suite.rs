@@ -498,6 +498,21 @@ fn completion_bounds_equal_an_exhaustive_search() {
                     assert!(other[id / 32] & (1 << (id % 32)) == 0, "{pattern}: {state}");
                 }
             }
+            // `far` is the most distance over the states reachable by bytes.
+            let mut reachable = vec![state];
+            let mut i = 0;
+            while i < reachable.len() {
+                for b in 0..=255u8 {
+                    if let Some(t) = g.next_state(reachable[i], b) {
+                        if !reachable.contains(&t) {
+                            reachable.push(t);
+                        }
+                    }
+                }
+                i += 1;
+            }
+            let most = reachable.iter().map(|&q| table.distance(q)).max();
+            assert_eq!(Some(table.far(state)), most, "{pattern}: state {state}");
             // The caps bound the bound after any string of at most `d` bytes.
             let mut caps = [0u32; 6];
             r.completion_caps(&table, &mut caps);
