@@ -536,6 +536,40 @@ fn completion_bounds_equal_an_exhaustive_search() {
     assert!(checked > 15, "only {checked} states checked");
 }
 
+/// Tokens with equal bytes (SentencePiece's `<0x61>` beside `a`) share a trie node: every one
+/// of them is in the masks and has its transition.
+#[test]
+fn tokens_with_equal_bytes_are_all_decided() {
+    let vocab = small_vocabulary(&["a", "b", "a", "ab", "ab", "c", "ba", "a", "x"]);
+    let trie = TokenTrie::new(&vocab);
+    assert!(trie.nodes().iter().any(|n| n.shared));
+    for pattern in ["(ab|a)*c", "(?s:.*)c"] {
+        let g = dfa(&regex(pattern)).unwrap();
+        let automaton = g.token_automaton(&trie).unwrap();
+        let cache = TokenCache::new(Backend::state_count(&*g), usize::MAX);
+        for text in [&b""[..], b"a", b"ab", b"aba"] {
+            let mut r = g.recognizer();
+            for &byte in text {
+                assert!(r.push_byte(byte).unwrap());
+            }
+            let (expected, transitions) = brute_force(&mut r, &trie);
+            assert!(expected.iter().map(|w| w.count_ones()).sum::<u32>() >= 3);
+            let mut mask = vec![0u32; expected.len()];
+            cache
+                .fill_text_tokens(&*g, &mut r, &trie, &mut mask)
+                .unwrap();
+            assert_eq!(mask, expected, "{pattern}: {text:?}");
+            let mut table = vec![0u32; expected.len()];
+            automaton.fill_mask(r.state(), &mut table);
+            assert_eq!(table, expected, "{pattern}: {text:?}");
+            let listed: Vec<(u32, u32)> = (0..trie.n_vocab() as u32)
+                .filter_map(|t| Some((t, automaton.next(r.state(), t)?)))
+                .collect();
+            assert_eq!(listed, transitions, "{pattern}: {text:?}");
+        }
+    }
+}
+
 #[test]
 fn a_recursive_grammar_is_refused_naming_its_cycle() {
     let error = dfa(&gbnf(
