@@ -120,10 +120,16 @@ pub(crate) struct Found {
 
 /// Checks `ast` against the anchor rule and the repetition limit, and the shape of extension
 /// groups; returns the class sites and the extension groups.
-pub(crate) fn check(pattern: &str, ast: &Ast, max_repeat: u32) -> Result<Found, Error> {
+pub(crate) fn check(
+    pattern: &str,
+    ast: &Ast,
+    max_repeat: u32,
+    extensions: bool,
+) -> Result<Found, Error> {
     let mut checker = Checker {
         pattern,
         max_repeat,
+        with_extensions: extensions,
         flags: FlagState::default(),
         classes: Vec::new(),
         extensions: Vec::new(),
@@ -144,6 +150,8 @@ pub(crate) fn check(pattern: &str, ast: &Ast, max_repeat: u32) -> Result<Found, 
 struct Checker<'a> {
     pattern: &'a str,
     max_repeat: u32,
+    /// Whether extension groups have their meaning (else every capture is ordinary).
+    with_extensions: bool,
     /// The flags in force at the node being visited; nodes are visited in pattern order, as
     /// regex-syntax's translator applies them.
     flags: FlagState,
@@ -195,7 +203,7 @@ impl Checker<'_> {
                 let saved = self.flags;
                 match &group.kind {
                     GroupKind::NonCapturing(flags) => self.flags.apply(flags),
-                    GroupKind::CaptureName { name, .. } => {
+                    GroupKind::CaptureName { name, .. } if self.with_extensions => {
                         match ext::classify(&name.name, span(&name.span))? {
                             ext::Name::Plain => {}
                             ext::Name::Extension(kind) => {
@@ -210,7 +218,7 @@ impl Checker<'_> {
                             }
                         }
                     }
-                    GroupKind::CaptureIndex(_) => {}
+                    GroupKind::CaptureName { .. } | GroupKind::CaptureIndex(_) => {}
                 }
                 self.walk(&group.ast, pos)?;
                 self.flags = saved;
@@ -319,7 +327,7 @@ mod tests {
         let ast = regex_syntax::ast::parse::Parser::new()
             .parse(pattern)
             .expect("valid syntax");
-        check(pattern, &ast, 100).map(|found| found.classes.len())
+        check(pattern, &ast, 100, true).map(|found| found.classes.len())
     }
 
     #[test]

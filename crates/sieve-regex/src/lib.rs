@@ -18,7 +18,7 @@
 //! `(?P<DELIMITER>…)` (default `, `). The syntax and exact languages are in
 //! `docs/regex-extensions.md`; the token-level labels `TEXT_TOKEN`, `PARAGRAPH_TOKEN` and
 //! `IMAGE` are refused, and so are all-capitals names close to an extension's. Any other
-//! name is an ordinary capture group.
+//! name is an ordinary capture group. [`Options::extensions`] turns all of this off.
 //!
 //! ```
 //! use sieve_ir::reference::Recognizer;
@@ -89,6 +89,10 @@ pub struct Options {
     pub rule_name: String,
     /// Size limits; see [`Limits`].
     pub limits: Limits,
+    /// Whether extension groups (`(?P<TEXT_UNTIL>…)` and the others, see the crate docs) have
+    /// their meaning. When false, every capture group is an ordinary group whatever its name,
+    /// as in the `regex` crate. Default: true.
+    pub extensions: bool,
 }
 
 impl Default for Options {
@@ -96,6 +100,7 @@ impl Default for Options {
         Options {
             rule_name: "root".to_owned(),
             limits: Limits::default(),
+            extensions: true,
         }
     }
 }
@@ -163,7 +168,7 @@ pub fn compile(pattern: &str, options: &Options) -> Result<Grammar, Error> {
         .build()
         .parse(pattern)
         .map_err(|e| error::from_parse(pattern, &e))?;
-    let found = check::check(pattern, &ast, limits.max_repeat)?;
+    let found = check::check(pattern, &ast, limits.max_repeat, options.extensions)?;
     let hir = translate(pattern, &ast)?;
     let extensions = ext::prepare(pattern, found.extensions, limits.max_extension_text)?;
     let classes = found.classes;

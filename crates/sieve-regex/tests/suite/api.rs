@@ -39,6 +39,7 @@ fn rule_name_is_used_for_the_root_and_shared_classes() {
 fn default_options_are_documented_values() {
     let options = Options::default();
     assert_eq!(options.rule_name, "root");
+    assert!(options.extensions);
     assert_eq!(options.limits.max_pattern_len, 65_536);
     assert_eq!(options.limits.nest_limit, 128);
     assert_eq!(options.limits.max_repeat, 10_000);

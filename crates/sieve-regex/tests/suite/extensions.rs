@@ -215,6 +215,19 @@ fn ordinary_capture_names_are_plain_groups() {
 }
 
 #[test]
+fn extensions_can_be_turned_off() {
+    let options = sieve_regex::Options {
+        extensions: false,
+        ..Default::default()
+    };
+    let grammar =
+        sieve_regex::compile("(?P<TEXT_UNTIL>ab)(?P<IMAGE>c)(?P<DELIMITER>,)", &options).unwrap();
+    let r = Recognizer::new(&grammar).unwrap();
+    assert!(r.accepts(b"abc,"));
+    assert!(!r.accepts(b"xabc,"));
+}
+
+#[test]
 fn large_texts_stay_linear() {
     let text: String = (0..10_000)
         .map(|i| char::from(b'a' + (i * 7 % 23) as u8))
