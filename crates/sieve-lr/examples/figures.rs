@@ -2,7 +2,9 @@
 //! tables), table size, and the cold and warm mask time per step of sampled walks with
 //! GPT-2's vocabulary through the token cache.
 //!
-//! `cargo run --release -p sieve-lr --example figures [FILTER]`
+//! `cargo run --release -p sieve-lr --example figures [FILTER] [THRESHOLD]` — THRESHOLD is the
+//! normaliser's repetition threshold (default 16; 64 expands the shipped grammars' counted
+//! repetitions, which the LR backend needs for `json.gbnf`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -47,12 +49,18 @@ fn mask_times<B: Backend>(
 
 fn main() {
     let filter = std::env::args().nth(1).unwrap_or_default();
+    let normalize = sieve_normalize::Config {
+        repetition_threshold: std::env::args()
+            .nth(2)
+            .map_or(16, |t| t.parse().expect("a repetition threshold")),
+        ..Default::default()
+    };
     let vocab = Arc::new(Vocabulary::embedded_default().clone());
     let trie = TokenTrie::new(&vocab);
     println!(
-        "| grammar | FSM states | Earley compile | Earley states | LR compile | LR states | LR table KiB | mask p50 cold Earley / LR | mask p50 warm Earley / LR |"
+        "| grammar | FSM states | compile Earley / LR | Earley states | LR states | tables KiB Earley / LR | mask p50 cold Earley / LR | mask p50 warm Earley / LR |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for path in sieve_testkit::all_grammar_files() {
         let name = path
             .strip_prefix(sieve_testkit::grammars_dir())
@@ -64,7 +72,7 @@ fn main() {
         }
         let grammar = sieve_testkit::compile_any(&path);
         let normalized =
-            sieve_normalize::normalize(&grammar, &sieve_normalize::Config::default()).unwrap();
+            sieve_normalize::normalize(&grammar, &normalize).unwrap();
         let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
             .build(&normalized)
             .unwrap();
@@ -86,7 +94,7 @@ fn main() {
             Ok(lr) => Arc::new(lr),
             Err(e) => {
                 println!(
-                    "| {name} | {} | {earley_time:.2?} | {} | refused: {e} |",
+                    "| {name} | {} | {earley_time:.2?} / refused | {} | refused: {e} |||",
                     fsms.state_count(),
                     Backend::state_count(&*earley)
                 );
@@ -120,10 +128,11 @@ fn main() {
         let (earley_cold, earley_warm) = mask_times(&earley, &trie, &walk);
         let (lr_cold, lr_warm) = mask_times(&lr, &trie, &walk);
         println!(
-            "| {name} | {} | {earley_time:.2?} | {} | {lr_time:.2?} | {} | {} | {earley_cold:.2?} / {lr_cold:.2?} | {earley_warm:.2?} / {lr_warm:.2?} |",
+            "| {name} | {} | {earley_time:.2?} / {lr_time:.2?} | {} | {} | {} / {} | {earley_cold:.2?} / {lr_cold:.2?} | {earley_warm:.2?} / {lr_warm:.2?} |",
             fsms.state_count(),
             Backend::state_count(&*earley),
             lr.state_count(),
+            earley.heap_bytes() / 1024,
             lr.table_bytes() / 1024,
         );
     }
