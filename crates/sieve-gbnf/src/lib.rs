@@ -22,6 +22,12 @@
 //! - Escapes, in literals and classes: `\n \r \t \0 \a \b \e \f \v \\ \" \' \? \[ \] \- \^`,
 //!   `\xHH`, `\uHHHH`, `\UHHHHHHHH` (exactly that many hex digits). Escapes denote Unicode code
 //!   points, as in llama.cpp: `"\xFF"` is U+00FF, matched as the UTF-8 bytes `C3 BF`.
+//! - sieve's built-in calls, the name right before `(` (no space): `text_until("stop", …)`,
+//!   `substring_of("text")`, `quoted_text()`, `unquoted_text()`, `delimited_list(item)` or
+//!   `delimited_list(item, delimiter)`, `delimited_subsequence_of(a | b | …)` with an optional
+//!   `, delimiter`; lowered by [`sieve_ir::sugar`], exact languages in
+//!   `docs/regex-extensions.md`. With a space, `text_until (x)` is a rule reference and a group,
+//!   as always.
 //! - XGrammar lookahead assertions `rule ::= body (= lookahead)` are parsed (and printed) but
 //!   [`lower`] rejects them: they cannot be enforced yet.
 //!
