@@ -71,8 +71,7 @@ fn main() {
             continue;
         }
         let grammar = sieve_testkit::compile_any(&path);
-        let normalized =
-            sieve_normalize::normalize(&grammar, &normalize).unwrap();
+        let normalized = sieve_normalize::normalize(&grammar, &normalize).unwrap();
         let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
             .build(&normalized)
             .unwrap();

@@ -10,7 +10,8 @@
 //!
 //! When many bytes lead from the key straight back to it (a string's characters), the tokens
 //! made only of them are accepted at once from the trie's class region, and only the subtrees
-//! where a token leaves the class are walked. The walk visits trie nodes in pre-order, one
+//! where a token leaves the class are walked; otherwise the same is done per first byte for
+//! the configuration it leads to (a word's letters after its first). The walk visits trie nodes in pre-order, one
 //! row look-up per node (the walk determinised on the fly, see [`Configs`]): a node whose byte is shifted accepts the tokens spelled there
 //! and goes on into its subtree, a rejected node rejects its subtree, and a node whose
 //! reductions need an unknown frame (or run out of fuel) leaves its subtree uncertain.
@@ -21,9 +22,11 @@
 //! top frames are the key's (see [`crate::machine`]): accepted tokens are accepted and
 //! rejected tokens rejected by every parser with this key.
 
+use std::sync::Arc;
+
 use foldhash::HashMap;
 use sieve_backend::{push_range, Classification, Key, TokenSet};
-use sieve_vocab::TokenTrie;
+use sieve_vocab::{ClassRegion, TokenTrie};
 
 use crate::machine::{step, Frame, Stack, Step, UNKNOWN};
 use crate::tables::{Tables, PAYLOAD, SHIFT};
@@ -209,42 +212,55 @@ pub(crate) fn classify(tables: &Tables, key: Key, trie: &TokenTrie, fuel: usize)
     };
     // The bytes that lead back to the start (a string's characters): every token made only
     // of them is accepted at once, and only the subtrees where a token leaves them are walked.
-    // Candidates: the bytes the key's state shifts straight back to itself.
-    let candidates: Vec<u8> = (0..=255u8)
-        .filter(|&b| {
-            let action = tables.action(key.state, usize::from(b));
-            action & !PAYLOAD == SHIFT && tables.trans_target(action & PAYLOAD) == key.state
-        })
-        .collect();
-    let mut class = [0u64; 4];
-    let mut loops = 0;
-    if candidates.len() >= MIN_LOOP_CLASS {
-        for byte in candidates {
-            if configs.next(start, byte) == start {
-                class[usize::from(byte) / 64] |= 1 << (byte % 64);
-                loops += 1;
-            }
-        }
-    }
-    let region = (loops >= MIN_LOOP_CLASS)
-        .then(|| trie.class_region(&class))
-        .flatten();
-    match region {
-        Some(region) => {
+    match loop_region(&mut configs, trie, start) {
+        Some((_, region)) => {
             for (a, r) in walk.accepted.iter_mut().zip(&region.inside) {
                 *a |= r;
             }
             for &exit in &region.exits {
-                let exit = exit as usize;
-                walk.subtree(&mut configs, exit, start);
+                walk.subtree(&mut configs, exit as usize, start);
             }
         }
         None => {
+            // Each first byte on its own: where it leads may loop on a class (a word's
+            // letters after its first), and then that subtree's tokens made only of the class
+            // are accepted from the region and only its exits walked.
             let nodes = trie.nodes();
+            let mut regions: Vec<(u32, Option<LoopRegion>)> = Vec::new();
             let mut n = 0;
             while n < nodes.len() {
-                walk.subtree(&mut configs, n, start);
-                n = nodes[n].end as usize;
+                let node = nodes[n];
+                let end = node.end as usize;
+                let next = configs.next(start, node.byte);
+                let region = if next == REJECT || next == UNSURE {
+                    None
+                } else if let Some((_, known)) = regions.iter().find(|(c, _)| *c == next) {
+                    known.clone()
+                } else {
+                    let found = loop_region(&mut configs, trie, next);
+                    regions.push((next, found.clone()));
+                    found
+                };
+                match region {
+                    Some((class, region))
+                        if class[usize::from(node.byte) / 64] >> (node.byte % 64) & 1 == 1 =>
+                    {
+                        for p in node.pos as usize..trie.node_pos_end(n) {
+                            let id = trie.token(p).index();
+                            if region.inside[id / 32] >> (id % 32) & 1 == 1 {
+                                walk.accepted[id / 32] |= 1 << (id % 32);
+                            }
+                        }
+                        let exits = &region.exits;
+                        let from = exits.partition_point(|&e| e as usize <= n);
+                        let to = exits.partition_point(|&e| (e as usize) < end);
+                        for &exit in &exits[from..to] {
+                            walk.subtree(&mut configs, exit as usize, next);
+                        }
+                    }
+                    _ => walk.subtree(&mut configs, n, start),
+                }
+                n = end;
             }
         }
     }
@@ -259,8 +275,40 @@ pub(crate) fn classify(tables: &Tables, key: Key, trie: &TokenTrie, fuel: usize)
     }
 }
 
-/// The fewest bytes looping back to the start for the class region to pay.
+/// The fewest bytes looping back to a configuration for the class region to pay.
 pub(crate) const MIN_LOOP_CLASS: usize = 4;
+
+/// A byte class a configuration loops on, and the trie's region of it.
+type LoopRegion = ([u64; 4], Arc<ClassRegion>);
+
+/// The bytes that lead `config` straight back to itself, with their class region, when they
+/// are at least [`MIN_LOOP_CLASS`] and the trie keeps a region for them. Candidates are the
+/// bytes the top state shifts to itself.
+fn loop_region(configs: &mut Configs<'_>, trie: &TokenTrie, config: u32) -> Option<LoopRegion> {
+    let tables = configs.tables;
+    let top = configs.stacks[config as usize].top().state;
+    let candidates: Vec<u8> = (0..=255u8)
+        .filter(|&b| {
+            let action = tables.action(top, usize::from(b));
+            action & !PAYLOAD == SHIFT && tables.trans_target(action & PAYLOAD) == top
+        })
+        .collect();
+    if candidates.len() < MIN_LOOP_CLASS {
+        return None;
+    }
+    let mut class = [0u64; 4];
+    let mut loops = 0;
+    for byte in candidates {
+        if configs.next(config, byte) == config {
+            class[usize::from(byte) / 64] |= 1 << (byte % 64);
+            loops += 1;
+        }
+    }
+    if loops < MIN_LOOP_CLASS {
+        return None;
+    }
+    Some((class, trie.class_region(&class)?))
+}
 
 /// What a classification's walk collects.
 struct Walk<'t> {
