@@ -35,7 +35,27 @@ use crate::{Config, TokenDfaError};
 /// The minimal byte DFA of `fsms`'s root rule with every reference inlined.
 pub(crate) fn whole_dfa(fsms: &GrammarFsms, config: &Config) -> Result<ByteDfa, TokenDfaError> {
     let mut built: Vec<Option<ByteDfa>> = vec![None; fsms.rule_count()];
-    for component in components(fsms) {
+    let components = components(fsms);
+    // A member of a recursive component needs a DFA of its own only when something outside
+    // the component references it (or it is the root): inside, references become epsilons.
+    let mut component_of = vec![usize::MAX; fsms.rule_count()];
+    for (c, component) in components.iter().enumerate() {
+        for &rule in component {
+            component_of[rule.index()] = c;
+        }
+    }
+    let mut entered = vec![false; fsms.rule_count()];
+    entered[fsms.root().index()] = true;
+    for component in &components {
+        for &rule in component {
+            for callee in fsms.automaton(rule).references() {
+                if component_of[callee.index()] != component_of[rule.index()] {
+                    entered[callee.index()] = true;
+                }
+            }
+        }
+    }
+    for component in components {
         if let [rule] = component[..] {
             if !fsms.automaton(rule).references().contains(&rule) {
                 let dfa = rule_dfa(fsms, rule, &built, config)?;
@@ -44,7 +64,7 @@ pub(crate) fn whole_dfa(fsms: &GrammarFsms, config: &Config) -> Result<ByteDfa, 
             }
         }
         check_tail_only(fsms, &component)?;
-        for &entry in &component {
+        for &entry in component.iter().filter(|r| entered[r.index()]) {
             let dfa = component_dfa(fsms, &component, entry, &built, config)?;
             built[entry.index()] = Some(dfa);
         }
