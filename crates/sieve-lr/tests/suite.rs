@@ -175,6 +175,13 @@ fn shipped_grammars_agree_with_earley_or_are_refused_with_a_reason() {
         for seed in 0..8 {
             if let Some(s) = reference.sample(seed, 6) {
                 agree(&earley, &lr, &s, &name);
+                // The sentence with one byte changed: where both reject, and how far.
+                if !s.is_empty() {
+                    let mut changed = s.clone();
+                    let at = (seed as usize * 7919) % s.len();
+                    changed[at] = b"}]\"0a ,"[seed as usize % 7];
+                    agree(&earley, &lr, &changed, &name);
+                }
             }
         }
     }
