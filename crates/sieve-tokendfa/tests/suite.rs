@@ -98,6 +98,8 @@ const SCHEMAS: &[&str] = &[
 const TAIL_RECURSIVE: &[&str] = &[
     "root ::= \"a\" root | \"b\"",
     "root ::= \"(\" inner\ninner ::= [a-z] inner | \")\" more\nmore ::= \";\" root | \".\"",
+    // A tail-recursive pair entered from outside, in the middle of the root.
+    "root ::= \"<\" item \">\" item\nitem ::= [a-z] rest | \".\"\nrest ::= \",\" item | \";\"",
 ];
 
 /// Every constraint of the mask suite with a name; recursive ones are dropped by the caller.
