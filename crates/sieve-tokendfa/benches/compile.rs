@@ -1,8 +1,8 @@
 //! Cold compile of the token-DFA backend with GPT-2's embedded vocabulary (always at hand,
 //! unlike o200k; `benches/outlines_compare.py` is the comparison with outlines-core): the
-//! whole-constraint DFA alone, and with the full token automaton; and one exact
-//! classification of a wildcard state (class region plus exits). Figures only, never
-//! assertions.
+//! whole-constraint DFA alone, and with the full token automaton; one exact classification
+//! of a wildcard state (class region plus exits) and of a state inside a bounded text; and a
+//! mask read off the token automaton. Figures only, never assertions.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -44,6 +44,21 @@ fn compile(c: &mut Criterion) {
     let wildcard = Arc::new(dfa(r"(?s:.*)\nEND"));
     c.bench_function("tokendfa_classify/wildcard_start", |b| {
         b.iter(|| black_box(wildcard.classify(Key::bare(0), &trie)))
+    });
+    // A mask read off the token automaton: the steady state of a request.
+    let sentence = dfa(r"[A-Z][a-z ,]{0,60}\.");
+    let automaton = sentence.token_automaton(&trie).expect("fits");
+    let after_one = sentence.next_state(0, b'T').expect("a capital starts");
+    let mut mask = vec![0u32; trie.n_vocab().div_ceil(32)];
+    c.bench_function("tokendfa_mask/automaton_fill", |b| {
+        b.iter(|| {
+            mask.fill(0);
+            automaton.fill_mask(after_one, &mut mask);
+            black_box(&mask);
+        })
+    });
+    c.bench_function("tokendfa_classify/sentence_state", |b| {
+        b.iter(|| black_box(sentence.classify(Key::bare(after_one), &trie)))
     });
 }
 
