@@ -859,3 +859,44 @@ fn refused_batches_write_nothing() {
     );
     assert!(bitmask.iter().all(|&w| w == SENTINEL));
 }
+
+proptest::proptest! {
+    /// Any parent array that makes a tree gives the same tree as its first-child and
+    /// next-sibling links; any link arrays at all give a tree or an error, never a panic.
+    #[test]
+    fn tree_layouts_agree_and_never_panic(
+        picks in proptest::collection::vec(0usize..1000, 0..40),
+        next_token in proptest::collection::vec(-2i64..42, 0..42),
+        next_sibling in proptest::collection::vec(-2i64..42, 0..42),
+    ) {
+        // Node i + 1's parent is one of the nodes before it.
+        let parents: Vec<Option<usize>> = std::iter::once(None)
+            .chain(picks.iter().enumerate().map(|(i, &p)| Some(p % (i + 1))))
+            .collect();
+        let tokens: Vec<u32> = (0..parents.len() as u32).map(|i| i * 7).collect();
+        let tree = DraftTree::from_parents(&tokens, &parents).expect("a tree");
+        let mut first = vec![-1i64; parents.len()];
+        let mut next = vec![-1i64; parents.len()];
+        for node in (1..parents.len()).rev() {
+            let parent = parents[node].expect("not the root");
+            next[node] = first[parent];
+            first[parent] = node as i64;
+        }
+        let linked = DraftTree::from_next_token_and_sibling(&tokens, &first, &next);
+        proptest::prop_assert_eq!(linked, Ok(tree.clone()));
+        proptest::prop_assert_eq!(parents_of(&tree), parents);
+
+        let n = next_token.len().min(next_sibling.len());
+        let tokens = vec![0u32; n];
+        if let Ok(tree) =
+            DraftTree::from_next_token_and_sibling(&tokens, &next_token[..n], &next_sibling[..n])
+        {
+            // A tree: every node but the root has exactly one parent.
+            let parents = parents_of(&tree);
+            proptest::prop_assert!(parents[0].is_none());
+            proptest::prop_assert!(parents[1..].iter().all(Option::is_some));
+            let children: usize = (0..n).map(|node| tree.children(node).count()).sum();
+            proptest::prop_assert_eq!(children, n - 1);
+        }
+    }
+}
