@@ -4,8 +4,9 @@
 //!
 //! Walks are drawn under a token budget, so they end complete; one per grammar stops early
 //! instead, so prefixes are replayed too. Each trace keeps a few tokens that must be refused
-//! after it. A file's `refused` table (which backends refuse the grammar, and why) is kept
-//! when the file is recorded again: it is written by hand, from the backends' errors.
+//! after it. A file's `refused` table (which backends refuse the grammar, and why) and its
+//! hand-written traces (named other than `walk-N` / `prefix-N`) are kept when the file is
+//! recorded again.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -55,12 +56,18 @@ pub fn record(root: &Path) -> Result<(), String> {
                 .map_err(|e| format!("{name}: {e}"))?,
         );
         let out = out_dir.join(traces::file_name_for(&name));
-        let refused = if out.exists() {
-            traces::load(&out).refused
+        let (refused, mut walks) = if out.exists() {
+            let kept = traces::load(&out);
+            // Hand-written traces (any name but the recorder's) stay, first.
+            let written: Vec<Trace> = kept
+                .traces
+                .into_iter()
+                .filter(|t| !is_recorded(&t.name))
+                .collect();
+            (kept.refused, written)
         } else {
             Default::default()
         };
-        let mut walks = Vec::new();
         for seed in 1..=COMPLETE_WALKS + 1 {
             let stop_early = seed > COMPLETE_WALKS;
             let trace = walk(&compiled, seed, stop_early).map_err(|e| format!("{name}: {e}"))?;
@@ -76,6 +83,14 @@ pub fn record(root: &Path) -> Result<(), String> {
         println!("{name}: {} traces, {tokens} tokens", file.traces.len());
     }
     Ok(())
+}
+
+/// Whether a trace's name is one the recorder gives (`walk-N`, `prefix-N`).
+fn is_recorded(name: &str) -> bool {
+    ["walk-", "prefix-"].iter().any(|p| {
+        name.strip_prefix(p)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
 }
 
 /// One seeded walk: uniform among the allowed tokens under the smallest budget that admits a
