@@ -11,11 +11,14 @@
 //!   as edges; every other accepted token is one explicit edge. Edges are kept by trie
 //!   position, in the order the walk finds them (ascending), so building needs no sort; a
 //!   token id is mapped to its position by one look-up.
-//! - The explicit edges, the offsets and the distinct regions' bitmasks take at most
-//!   [`crate::Config::get_token_automaton_bytes`] heap bytes.
+//! - Each state also keeps its explicit edges' tokens as a [`TokenSet`] (a bitmask or an id
+//!   list, whichever is smaller), so [`TokenAutomaton::fill_mask`] is one look-up and a copy.
+//! - The explicit edges, the offsets, the token sets and the distinct regions' bitmasks take
+//!   at most [`crate::Config::get_token_automaton_bytes`] heap bytes.
 
 use std::sync::Arc;
 
+use sieve_backend::TokenSet;
 use sieve_vocab::{ClassRegion, TokenTrie};
 
 use crate::dfa::ByteDfa;
@@ -36,6 +39,9 @@ pub struct TokenAutomaton {
     edges: Vec<(u32, u32)>,
     /// Per state: the region whose tokens loop on it, if the wildcard path was taken.
     loops: Vec<Option<Arc<ClassRegion>>>,
+    /// Per state: the tokens of its explicit edges, as a bitmask or an id list (whichever is
+    /// smaller), so a mask is one look-up and a copy.
+    masks: Vec<TokenSet>,
     heap_bytes: usize,
 }
 
@@ -59,6 +65,25 @@ impl Visit for Edges<'_> {
     }
 }
 
+/// The tokens of `edges` (one state's, distinct tokens) in the cheaper form of
+/// [`TokenSet::from_bits`], built without a bitmask when the list is the smaller.
+fn token_set(trie: &TokenTrie, edges: &[(u32, u32)], words: usize) -> TokenSet {
+    if edges.len() < words {
+        let mut ids: Vec<u32> = edges
+            .iter()
+            .map(|&(pos, _)| trie.token(pos as usize).index() as u32)
+            .collect();
+        ids.sort_unstable();
+        return TokenSet::Ids(ids);
+    }
+    let mut bits = vec![0u32; words];
+    for &(pos, _) in edges {
+        let id = trie.token(pos as usize).index();
+        bits[id / 32] |= 1 << (id % 32);
+    }
+    TokenSet::Bits(bits)
+}
+
 impl TokenAutomaton {
     /// Composes `trie` with every state of `dfa`, within `limit` heap bytes.
     pub(crate) fn build(
@@ -70,6 +95,9 @@ impl TokenAutomaton {
         let mut offsets = Vec::with_capacity(n + 1);
         let mut edges: Vec<(u32, u32)> = Vec::new();
         let mut loops: Vec<Option<Arc<ClassRegion>>> = Vec::with_capacity(n);
+        let mut masks: Vec<TokenSet> = Vec::with_capacity(n);
+        let mut mask_bytes = 0;
+        let words = trie.n_vocab().div_ceil(32);
         let mut stack = Vec::new();
         let mut region_bytes = 0;
         // The distinct regions met so far (a trie keeps at most 64).
@@ -81,10 +109,15 @@ impl TokenAutomaton {
         }
         let fixed = (ids.len() + position.len()) * 4
             + (n + 1) * std::mem::size_of::<usize>()
-            + n * std::mem::size_of::<Option<Arc<ClassRegion>>>();
+            + n * (std::mem::size_of::<Option<Arc<ClassRegion>>>()
+                + std::mem::size_of::<TokenSet>());
         for s in 0..n {
             offsets.push(edges.len());
+            let start = edges.len();
             let region = walk(dfa, trie, s as u32, &mut stack, &mut Edges(&mut edges));
+            let mask = token_set(trie, &edges[start..], words);
+            mask_bytes += mask.heap_bytes();
+            masks.push(mask);
             if let Some(region) = &region {
                 if !distinct.iter().any(|r| Arc::ptr_eq(r, region)) {
                     region_bytes += region.inside.len() * 4;
@@ -92,7 +125,8 @@ impl TokenAutomaton {
                 }
             }
             loops.push(region);
-            let bytes = fixed + region_bytes + edges.len() * std::mem::size_of::<(u32, u32)>();
+            let bytes =
+                fixed + region_bytes + mask_bytes + edges.len() * std::mem::size_of::<(u32, u32)>();
             if bytes > limit {
                 return Err(TokenDfaError::TokenAutomatonTooLarge {
                     limit,
@@ -102,7 +136,8 @@ impl TokenAutomaton {
         }
         offsets.push(edges.len());
         edges.shrink_to_fit();
-        let heap_bytes = fixed + region_bytes + edges.len() * std::mem::size_of::<(u32, u32)>();
+        let heap_bytes =
+            fixed + region_bytes + mask_bytes + edges.len() * std::mem::size_of::<(u32, u32)>();
         Ok(TokenAutomaton {
             n_vocab: trie.n_vocab(),
             ids,
@@ -110,6 +145,7 @@ impl TokenAutomaton {
             offsets,
             edges,
             loops,
+            masks,
             heap_bytes,
         })
     }
@@ -168,9 +204,7 @@ impl TokenAutomaton {
                 *m |= b;
             }
         }
-        for (token, _) in self.edges(state) {
-            mask[token as usize / 32] |= 1 << (token % 32);
-        }
+        self.masks[state as usize].or_into(mask);
     }
 
     /// The number of explicit edges over all states.

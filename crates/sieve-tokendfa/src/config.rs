@@ -35,7 +35,8 @@ impl Config {
     }
 
     /// The most heap bytes of a [`crate::TokenAutomaton`] (8 bytes per explicit token edge,
-    /// plus the state offsets). Past it [`crate::TokenDfa::token_automaton`] fails and masks
+    /// each state's token set — at most 4 bytes per edge or a bitmask of the vocabulary —
+    /// and the state offsets). Past it [`crate::TokenDfa::token_automaton`] fails and masks
     /// come from per-state trie walks through the token cache instead (the backend's
     /// classification), which is the lazy form of the same table. Default 512 MiB.
     pub fn token_automaton_bytes(mut self, bytes: usize) -> Config {
