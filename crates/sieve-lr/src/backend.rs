@@ -1,8 +1,9 @@
 //! The LR engine behind the backend seam: [`LrGrammar`] is a [`Backend`] whose keys are LR
 //! states, and [`LrParser`] is its [`Recognizer`].
 //!
-//! Completion bounds are not implemented: [`Recognizer::completion_bound`] is `None`, so
-//! token budgets refuse this backend. Fingerprints hash the sub-automaton a bare
+//! Completion bounds do not go through the seam yet: `Completion` is `()` and
+//! [`Recognizer::completion_bound`] is `None`, so token budgets refuse this backend; the bound
+//! itself is [`LrParser::completion_bound_with`] over [`crate::LrCompletion`]. Fingerprints hash the sub-automaton a bare
 //! classification reaches, so keys reaching few states share classifications across
 //! grammars.
 

@@ -441,13 +441,13 @@ impl Builder<'_> {
                     )
                 })
                 .collect();
-            let thread_rules: Vec<u32> = items
+            let item_states: Vec<(u32, u32)> = items
                 .iter()
-                .map(|&(s, _)| self.rules.states[s as usize].rule)
+                .map(|&(s, _)| (s, self.rules.states[s as usize].rule))
                 .collect();
             tables.add_state(
                 kernel.len() as u16,
-                &thread_rules,
+                &item_states,
                 &actions,
                 &gotos,
                 scannable_bytes,

@@ -23,13 +23,25 @@
 //!
 //! Construction is bounded by [`Config::max_states`]; each pushed byte by
 //! [`Config::max_reductions_per_byte`]; the history by [`Config::max_bytes_history`] and
-//! [`Config::max_frames`]. Completion bounds are not implemented (token budgets refuse the
-//! backend). Fingerprints cover keys whose bare classification reaches at most 64 LR states
-//! (a string's or a number's inside); others are not shared across grammars.
+//! [`Config::max_frames`].
+//!
+//! # Completion bounds
+//!
+//! [`LrGrammar::completion`] and [`LrParser::completion_bound_with`] give a bound with the
+//! seam's descent property (shortest completions over single-byte tokens along the parser's
+//! frames, see `completion.rs`). Through the seam, [`sieve_backend::Recognizer`]'s
+//! `Completion` is still `()` and `completion_bound` `None` (so token budgets refuse the
+//! backend) until the runtime's engine carries an [`LrCompletion`] table.
+//!
+//! # Sharing
+//!
+//! Fingerprints cover keys whose bare classification reaches at most 64 LR states (a
+//! string's or a number's inside); others are not shared across grammars.
 
 mod backend;
 mod build;
 mod classify;
+mod completion;
 mod error;
 mod fingerprint;
 mod lookahead;
@@ -39,7 +51,9 @@ mod rules;
 mod tables;
 
 use sieve_fsm::GrammarFsms;
+use sieve_vocab::TokenTrie;
 
+pub use completion::LrCompletion;
 pub use error::{Conflict, ConflictAction, ConflictItem, LrError};
 pub use parser::LrParser;
 
@@ -86,6 +100,8 @@ impl Default for Config {
 pub struct LrGrammar {
     tables: tables::Tables,
     config: Config,
+    /// The rule automata, for completion tables.
+    rules: rules::Rules,
 }
 
 impl LrGrammar {
@@ -102,7 +118,11 @@ impl LrGrammar {
     ) -> Result<LrGrammar, LrError> {
         let rules = rules::Rules::new(fsms, root_nullable, &config)?;
         let tables = build::build(&rules, &config)?;
-        Ok(LrGrammar { tables, config })
+        Ok(LrGrammar {
+            tables,
+            config,
+            rules,
+        })
     }
 
     /// The number of LR states.
@@ -113,6 +133,13 @@ impl LrGrammar {
     /// Heap bytes of the tables.
     pub fn table_bytes(&self) -> usize {
         self.tables.heap_bytes()
+    }
+
+    /// The completion table for the text tokens of `trie`, which
+    /// [`LrParser::completion_bound_with`] reads: per automaton state, the fewest single-byte
+    /// tokens to its rule's end.
+    pub fn completion(&self, trie: &TokenTrie) -> LrCompletion {
+        LrCompletion::new(&self.rules, trie)
     }
 
     /// The configuration the tables were built with.

@@ -20,7 +20,7 @@ use sieve_ir::ByteClass;
 use crate::lookahead::EOF;
 use crate::machine::{step, Frame, Frames as _, Overlay, Stack, Step, UNKNOWN};
 use crate::tables::{PAYLOAD, SHIFT};
-use crate::LrGrammar;
+use crate::{LrCompletion, LrGrammar};
 
 /// The LR backend's recogniser: a deterministic pushdown automaton over the grammar's LR
 /// tables, with a cheap push/pop stack discipline.
@@ -150,6 +150,19 @@ impl LrParser {
         let mut overlay = Overlay::new(&self.stack);
         let mut fuel = self.grammar.config.max_reductions_per_byte;
         step(&self.grammar.tables, &mut overlay, terminal, &mut fuel)
+    }
+
+    /// An upper bound on the text tokens of `table`'s vocabulary that reach a sentence from
+    /// here, with the seam's descent property: `Some(0)` only on a sentence, and for
+    /// `Some(u)`, `u > 0`, some single-byte text token is accepted now and leaves a bound of
+    /// at most `u - 1`. `None` when no completion uses only single-byte tokens.
+    pub fn completion_bound_with(&self, table: &LrCompletion) -> Option<u32> {
+        crate::completion::bound(
+            &self.grammar.tables,
+            self.grammar.rules.start_rule,
+            table,
+            &self.stack,
+        )
     }
 
     /// The LR state on top of the stack.

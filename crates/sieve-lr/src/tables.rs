@@ -56,6 +56,8 @@ pub(crate) struct Tables {
     /// The number of classes (the row width of `actions`).
     width: usize,
     item_rule: Vec<u32>,
+    /// Each item's global automaton state.
+    item_state: Vec<u32>,
     actions: Vec<u32>,
     sparse_classes: Vec<u16>,
     sparse_actions: Vec<u32>,
@@ -80,6 +82,7 @@ impl Tables {
             class_of,
             width,
             item_rule: Vec::new(),
+            item_state: Vec::new(),
             actions: Vec::new(),
             sparse_classes: Vec::new(),
             sparse_actions: Vec::new(),
@@ -107,7 +110,7 @@ impl Tables {
     pub(crate) fn add_state(
         &mut self,
         kernel: u16,
-        item_rules: &[u32],
+        items: &[(u32, u32)],
         actions: &[u32; TERMINALS],
         gotos: &[(u32, u32)],
         shift_bytes: u32,
@@ -140,7 +143,9 @@ impl Tables {
             shift_bytes,
             scannable: false,
         });
-        self.item_rule.extend_from_slice(item_rules);
+        self.item_state
+            .extend(items.iter().map(|&(state, _)| state));
+        self.item_rule.extend(items.iter().map(|&(_, rule)| rule));
         let mut sorted = gotos.to_vec();
         sorted.sort_unstable();
         self.gotos.extend(sorted);
@@ -189,6 +194,22 @@ impl Tables {
         usize::from(self.states[s as usize].kernel)
     }
 
+    /// The number of items of `s` (kernel, then closure).
+    pub(crate) fn item_count(&self, s: u32) -> usize {
+        let from = self.states[s as usize].items as usize;
+        let to = self
+            .states
+            .get(s as usize + 1)
+            .map_or(self.item_rule.len(), |next| next.items as usize);
+        to - from
+    }
+
+    /// The global automaton state of item `item` of `s`.
+    #[inline]
+    pub(crate) fn item_state(&self, s: u32, item: usize) -> u32 {
+        self.item_state[self.states[s as usize].items as usize + item]
+    }
+
     #[inline]
     pub(crate) fn item_rule(&self, s: u32, item: usize) -> u32 {
         self.item_rule[self.states[s as usize].items as usize + item]
@@ -229,7 +250,7 @@ impl Tables {
     pub(crate) fn heap_bytes(&self) -> usize {
         self.states.len() * std::mem::size_of::<StateRecord>()
             + self.class_of.len() * 2
-            + self.item_rule.len() * 4
+            + self.item_rule.len() * 8
             + self.actions.len() * 4
             + self.sparse_classes.len() * 2
             + self.sparse_actions.len() * 4

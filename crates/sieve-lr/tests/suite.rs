@@ -637,3 +637,92 @@ fn equal_fingerprints_classify_alike() {
     );
     assert!(cross > 0, "no fingerprint is shared across grammars");
 }
+
+/// The completion bound descends: at every byte of sampled sentences of the shipped grammars,
+/// a bound of 0 is a sentence, and a bound `u > 0` has a single-byte token after which the
+/// bound is at most `u - 1`; following the bound's choices reaches a sentence.
+#[test]
+fn completion_bounds_descend() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let trie = TokenTrie::new(&vocab);
+    let expanded = sieve_normalize::Config {
+        repetition_threshold: EXPANDED,
+        ..Default::default()
+    };
+    let (mut steps, mut bounded) = (0, 0);
+    for path in sieve_testkit::all_grammar_files() {
+        let grammar = sieve_testkit::compile_any(&path);
+        let lr = match compile(&grammar) {
+            Some((_, Ok(lr))) => lr,
+            _ => match compile_with(&grammar, &expanded) {
+                Some((_, Ok(lr))) => lr,
+                _ => continue,
+            },
+        };
+        let table = lr.completion(&trie);
+        let reference = sieve_ir::reference::Recognizer::new(&grammar).unwrap();
+        for seed in 0..3 {
+            let Some(sentence) = reference.sample(seed, 6) else {
+                continue;
+            };
+            let mut p = lr.recognizer();
+            for &byte in sentence.iter().take(80) {
+                steps += 1;
+                if let Some(u) = p.completion_bound_with(&table) {
+                    bounded += 1;
+                    descend(&mut p, &table, &trie, u, path.display());
+                }
+                assert!(p.push_byte(byte).unwrap());
+            }
+        }
+    }
+    println!("{bounded} of {steps} steps bounded");
+    assert!(bounded * 10 >= steps * 9, "{bounded} of {steps}");
+}
+
+/// From bound `u`, greedily takes a single-byte token that lowers it, down to a sentence.
+fn descend(
+    p: &mut sieve_lr::LrParser,
+    table: &sieve_lr::LrCompletion,
+    trie: &TokenTrie,
+    mut u: u32,
+    what: impl std::fmt::Display,
+) {
+    let start = p.len();
+    while u > 0 {
+        let next = (0..=255u8).find_map(|b| {
+            trie.find(&[b])?;
+            if !p.push_byte(b).unwrap() {
+                return None;
+            }
+            let after = p.completion_bound_with(table);
+            if after.is_some_and(|a| a < u) {
+                return after;
+            }
+            p.pop_bytes(1);
+            None
+        });
+        u = next.unwrap_or_else(|| panic!("{what}: no token lowers the bound {u}"));
+    }
+    assert!(p.can_finish(), "{what}: bound 0 off a sentence");
+    p.pop_bytes(p.len() - start);
+}
+
+/// Only bytes that are tokens on their own count: with `)` only inside `))`, a completion
+/// that needs one `)` has no bound.
+#[test]
+fn completion_bounds_use_single_byte_tokens_only() {
+    let list = "hex:28\nhex:78\nhex:2929\n";
+    let vocab = sieve_vocab::plain::parse(list.as_bytes(), &Default::default()).unwrap();
+    let trie = TokenTrie::new(&vocab);
+    let grammar = gbnf(r#"root ::= "(" root ")" | "x""#);
+    let (_, lr) = compile(&grammar).unwrap();
+    let lr = lr.unwrap();
+    let table = lr.completion(&trie);
+    let mut p = lr.recognizer();
+    assert_eq!(p.completion_bound_with(&table), Some(1));
+    assert!(p.push_byte(b'(').unwrap());
+    assert_eq!(p.completion_bound_with(&table), None);
+    let gpt2 = TokenTrie::new(&Vocabulary::embedded_default().clone());
+    assert_eq!(p.completion_bound_with(&lr.completion(&gpt2)), Some(2));
+}
