@@ -19,8 +19,10 @@ use sieve_backend::Fingerprint;
 
 use crate::dfa::{ByteDfa, DEAD};
 
-/// The most states a fingerprint's walk visits.
-pub const FINGERPRINT_STATES: usize = 4096;
+/// The most states a fingerprint's walk visits. The token cache asks for a fingerprint before
+/// each classification when it shares a store, so the walk must stay well below a
+/// classification's cost: past this, the state's classification is simply not shared.
+pub const FINGERPRINT_STATES: usize = 256;
 
 /// Names this backend and the form's version in the first word.
 const TOKEN_DFA_V1: u64 = 0x544f_4b44_4641_0001;

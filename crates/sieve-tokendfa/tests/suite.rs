@@ -308,6 +308,11 @@ fn fingerprints_share_classifications_across_grammars() {
     assert!(a.fingerprint(sa).is_some());
     assert_ne!(a.fingerprint(0), b.fingerprint(0));
     assert_ne!(a.fingerprint(sa), a.fingerprint(at(&a, b"x: 1.")));
+    // Past FINGERPRINT_STATES reachable states, no fingerprint (never shared); near the end
+    // of the same automaton, one.
+    let long = dfa(&regex("[a-z]{300}")).unwrap();
+    assert!(long.fingerprint(0).is_none());
+    assert!(long.fingerprint(at(&long, &[b'q'; 290])).is_some());
     // Through a shared store, the second grammar's masks come from the first's entries
     // and stay exact.
     let store = Arc::new(SharedStore::new(usize::MAX));
