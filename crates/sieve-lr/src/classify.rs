@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use foldhash::HashMap;
 use sieve_backend::{push_range, Classification, Key, TokenSet};
-use sieve_vocab::{ClassRegion, TokenTrie};
+use sieve_vocab::{ClassRegion, TextRegion, TokenTrie, Utf8State};
 
 use crate::machine::{step, Frame, Stack, Step, UNKNOWN};
 use crate::tables::{Tables, PAYLOAD, SHIFT};
@@ -94,6 +94,8 @@ struct Configs<'t> {
     rows: Vec<u32>,
     /// Where steps run, reused.
     scratch: Stack,
+    /// The entry of each direct shift taken from a configuration.
+    by_shift: HashMap<(u32, u32), u32>,
 }
 
 impl<'t> Configs<'t> {
@@ -105,6 +107,7 @@ impl<'t> Configs<'t> {
             stacks: Vec::new(),
             rows: Vec::new(),
             scratch: Stack::default(),
+            by_shift: HashMap::default(),
         }
     }
 
@@ -177,8 +180,16 @@ impl<'t> Configs<'t> {
         }
         let from = &self.stacks[config as usize];
         let top = from.top().state;
-        let entry = if self.tables.action(top, usize::from(byte)) == 0 {
+        let action = self.tables.action(top, usize::from(byte));
+        // A direct shift's result depends on the transition alone, not on the byte.
+        let direct = action & !PAYLOAD == SHIFT;
+        let entry = if action == 0 {
             REJECT
+        } else if let Some(&known) = direct
+            .then(|| self.by_shift.get(&(config, action)))
+            .flatten()
+        {
+            known
         } else {
             let mut stack = std::mem::take(&mut self.scratch);
             stack.frames.clear();
@@ -192,6 +203,9 @@ impl<'t> Configs<'t> {
                 Step::Unknown | Step::OutOfFuel => UNSURE,
             };
             self.scratch = stack;
+            if direct {
+                self.by_shift.insert((config, action), entry);
+            }
             entry
         };
         self.rows[slot] = entry;
@@ -210,6 +224,19 @@ pub(crate) fn classify(tables: &Tables, key: Key, trie: &TokenTrie, fuel: usize)
         accepted: vec![0u32; trie.n_vocab().div_ceil(32)],
         uncertain: Vec::new(),
     };
+    // UTF-8 text that leads back to the start character by character (a JSON string's
+    // characters): every token spelling such text is accepted at once, and only the
+    // subtrees where a token breaks it are walked, from the configuration of the decoder
+    // state before the breaking byte.
+    if let Some((region, at)) = text_loop(&mut configs, trie, start) {
+        for (a, r) in walk.accepted.iter_mut().zip(&region.inside) {
+            *a |= r;
+        }
+        for exit in &region.exits {
+            walk.subtree(&mut configs, exit.node as usize, at[exit.state as usize]);
+        }
+        return walk.finish();
+    }
     // The bytes that lead back to the start (a string's characters): every token made only
     // of them is accepted at once, and only the subtrees where a token leaves them are walked.
     match loop_region(&mut configs, trie, start) {
@@ -264,15 +291,60 @@ pub(crate) fn classify(tables: &Tables, key: Key, trie: &TokenTrie, fuel: usize)
             }
         }
     }
-    walk.uncertain.sort_unstable_by_key(|r| r.start);
-    let mut merged = Vec::with_capacity(walk.uncertain.len());
-    for range in walk.uncertain {
-        push_range(&mut merged, range);
+    walk.finish()
+}
+
+/// When the ASCII bytes that lead `start` straight back to it are at least
+/// [`MIN_LOOP_CLASS`] and some non-ASCII byte is shifted too: the configuration of each UTF-8
+/// decoder state if every well-formed character with those ASCII bytes leads from `start`
+/// through them and back (checked byte by byte over every decoder state), with the trie's
+/// text region.
+fn text_loop(
+    configs: &mut Configs<'_>,
+    trie: &TokenTrie,
+    start: u32,
+) -> Option<(Arc<TextRegion>, [u32; 8])> {
+    let tables = configs.tables;
+    let top = configs.stacks[start as usize].top().state;
+    if tables.action(top, 0xc3) == 0 {
+        return None;
     }
-    Classification {
-        accepted: TokenSet::from_bits(walk.accepted),
-        uncertain: merged,
+    let mut ascii = [0u64; 4];
+    let mut count = 0;
+    for byte in 0..0x80u8 {
+        if tables.action(top, usize::from(byte)) != 0 && configs.next(start, byte) == start {
+            ascii[usize::from(byte) / 64] |= 1 << (byte % 64);
+            count += 1;
+        }
     }
+    if count < MIN_LOOP_CLASS {
+        return None;
+    }
+    let mut at = [UNSET; 8];
+    at[Utf8State::Boundary as usize] = start;
+    let mut work = vec![Utf8State::Boundary];
+    while let Some(state) = work.pop() {
+        let from = at[state as usize];
+        for byte in 0x80..=0xffu8 {
+            let Some(after) = state.step(byte, &ascii) else {
+                continue;
+            };
+            let next = configs.next(from, byte);
+            if next == REJECT || next == UNSURE {
+                return None;
+            }
+            let slot = &mut at[after as usize];
+            if *slot == UNSET {
+                *slot = next;
+                work.push(after);
+            } else if *slot != next {
+                return None;
+            }
+        }
+    }
+    // Every decoder state is reached from a boundary by some well-formed byte, so each has
+    // its configuration.
+    Some((trie.text_region(&ascii)?, at))
 }
 
 /// The fewest bytes looping back to a configuration for the class region to pay.
@@ -318,6 +390,20 @@ struct Walk<'t> {
 }
 
 impl Walk<'_> {
+    /// The classification collected.
+    fn finish(self) -> Classification {
+        let mut uncertain = self.uncertain;
+        uncertain.sort_unstable_by_key(|r| r.start);
+        let mut merged = Vec::with_capacity(uncertain.len());
+        for range in uncertain {
+            push_range(&mut merged, range);
+        }
+        Classification {
+            accepted: TokenSet::from_bits(self.accepted),
+            uncertain: merged,
+        }
+    }
+
     /// Walks the subtree of node `top`, whose parent's prefix leads to configuration `base`.
     fn subtree(&mut self, configs: &mut Configs<'_>, top: usize, base: u32) {
         let trie = self.trie;
