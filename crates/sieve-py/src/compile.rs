@@ -4,7 +4,10 @@
 //! Each compile runs its front-end (`sieve_jsonschema`, `sieve_gbnf`, `sieve_regex`,
 //! `sieve_lark`, `sieve_structural`), then
 //! `sieve_matcher::CompiledGrammar::new` (the `sieve_matcher::pipeline` stages), with the GIL
-//! released. Front-end errors are rendered as the `sieve` command renders them: GBNF, Lark and
+//! released. Every compile takes ``backend=``: ``"earley"`` (the default, every grammar),
+//! ``"lr"`` (LR(1) grammars), ``"token-dfa"`` (regular constraints) or ``"auto"``; a backend
+//! that refuses the grammar raises ``CompileError`` saying why (docs/backends.md). Front-end
+//! errors are rendered as the `sieve` command renders them: GBNF, Lark and
 //! regex errors with `line:column`, the source line and a caret; JSON Schema errors with the
 //! JSON pointer and keyword.
 
@@ -16,7 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyString};
 use sieve_diagnostics::SourceFile;
 use sieve_ir::Grammar;
-use sieve_matcher::{AheadOfTime, Options};
+use sieve_matcher::{AheadOfTime, BackendChoice, Options};
 
 use crate::tokenizer::Tokenizer;
 use crate::CompileError;
@@ -40,6 +43,13 @@ impl CompiledGrammar {
         self.inner.vocabulary().n_vocab()
     }
 
+    /// The backend that recognises the grammar: ``"earley"``, ``"lr"`` or ``"token-dfa"``
+    /// (what ``backend=`` chose; ``"auto"`` resolves to one of them).
+    #[getter]
+    fn backend(&self) -> &'static str {
+        self.inner.backend().name()
+    }
+
     /// The keywords ``lenient=True`` dropped, one line each (``/pointer: `keyword` not
     /// enforced: why``); empty otherwise.
     #[getter]
@@ -52,7 +62,11 @@ impl CompiledGrammar {
     }
 
     fn __repr__(&self) -> String {
-        format!("sieve.CompiledGrammar(vocab_size={})", self.vocab_size())
+        format!(
+            "sieve.CompiledGrammar(vocab_size={}, backend={:?})",
+            self.vocab_size(),
+            self.backend()
+        )
     }
 }
 
@@ -136,7 +150,7 @@ fn json_text(schema: &Bound<'_, PyAny>) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (
     tokenizer, schema, *, whitespace="compact", order="schema", escapes="any",
-    lenient=false, ahead_of_time=None
+    lenient=false, ahead_of_time=None, backend="earley"
 ))]
 #[allow(clippy::too_many_arguments)] // The keyword arguments of the Python API, one each.
 pub fn compile_json_schema(
@@ -148,6 +162,7 @@ pub fn compile_json_schema(
     escapes: &str,
     lenient: bool,
     ahead_of_time: Option<&Bound<'_, PyAny>>,
+    backend: &str,
 ) -> PyResult<CompiledGrammar> {
     use sieve_jsonschema::{Escapes, PropertyOrder, Whitespace};
     let json_options = sieve_jsonschema::Options {
@@ -169,7 +184,7 @@ pub fn compile_json_schema(
         lenient,
         ..sieve_jsonschema::Options::default()
     };
-    let options = options_or_default(ahead_of_time)?;
+    let options = options_or_default(ahead_of_time, backend)?;
     let text = json_text(schema)?;
     let name = "<schema>";
     let front = py.detach(|| {
@@ -195,15 +210,16 @@ pub fn compile_json_schema(
 ///
 /// Raises ``CompileError`` listing every error with its line, column and the line itself.
 #[pyfunction]
-#[pyo3(signature = (tokenizer, grammar, *, root_rule="root", ahead_of_time=None))]
+#[pyo3(signature = (tokenizer, grammar, *, root_rule="root", ahead_of_time=None, backend="earley"))]
 pub fn compile_grammar(
     py: Python<'_>,
     tokenizer: &Tokenizer,
     grammar: &str,
     root_rule: &str,
     ahead_of_time: Option<&Bound<'_, PyAny>>,
+    backend: &str,
 ) -> PyResult<CompiledGrammar> {
-    let options = options_or_default(ahead_of_time)?;
+    let options = options_or_default(ahead_of_time, backend)?;
     let name = "<grammar>";
     let gbnf_options = sieve_gbnf::Options::with_root(root_rule.to_owned());
     let front = py.detach(|| {
@@ -218,14 +234,15 @@ pub fn compile_grammar(
 ///
 /// Raises ``CompileError`` with the column of the fault and a caret under it.
 #[pyfunction]
-#[pyo3(signature = (tokenizer, pattern, *, ahead_of_time=None))]
+#[pyo3(signature = (tokenizer, pattern, *, ahead_of_time=None, backend="earley"))]
 pub fn compile_regex(
     py: Python<'_>,
     tokenizer: &Tokenizer,
     pattern: &str,
     ahead_of_time: Option<&Bound<'_, PyAny>>,
+    backend: &str,
 ) -> PyResult<CompiledGrammar> {
-    let options = options_or_default(ahead_of_time)?;
+    let options = options_or_default(ahead_of_time, backend)?;
     let name = "<regex>";
     let front = py.detach(|| {
         sieve_regex::compile(pattern, &sieve_regex::Options::default()).map_err(|e| {
@@ -243,14 +260,15 @@ pub fn compile_regex(
 ///
 /// Raises ``CompileError`` listing every error with its line, column and the line itself.
 #[pyfunction]
-#[pyo3(signature = (tokenizer, grammar, *, ahead_of_time=None))]
+#[pyo3(signature = (tokenizer, grammar, *, ahead_of_time=None, backend="earley"))]
 pub fn compile_lark(
     py: Python<'_>,
     tokenizer: &Tokenizer,
     grammar: &str,
     ahead_of_time: Option<&Bound<'_, PyAny>>,
+    backend: &str,
 ) -> PyResult<CompiledGrammar> {
-    let options = options_or_default(ahead_of_time)?;
+    let options = options_or_default(ahead_of_time, backend)?;
     let name = "<lark>";
     let front = py.detach(|| {
         sieve_lark::compile(grammar, &sieve_lark::Options::default())
@@ -266,14 +284,15 @@ pub fn compile_lark(
 /// Raises ``CompileError`` with the JSON pointer of what cannot be compiled (token formats
 /// and the XML styles are refused; see docs/structural-tags.md).
 #[pyfunction]
-#[pyo3(signature = (tokenizer, structural_tag, *, ahead_of_time=None))]
+#[pyo3(signature = (tokenizer, structural_tag, *, ahead_of_time=None, backend="earley"))]
 pub fn compile_structural_tag(
     py: Python<'_>,
     tokenizer: &Tokenizer,
     structural_tag: &Bound<'_, PyAny>,
     ahead_of_time: Option<&Bound<'_, PyAny>>,
+    backend: &str,
 ) -> PyResult<CompiledGrammar> {
-    let options = options_or_default(ahead_of_time)?;
+    let options = options_or_default(ahead_of_time, backend)?;
     let text = json_text(structural_tag)?;
     let name = "<structural tag>";
     let front = py.detach(|| {
@@ -291,11 +310,20 @@ fn render_all<E: sieve_diagnostics::Located>(name: &str, text: &str, errors: &[E
     rendered.trim_end().to_owned()
 }
 
-fn options_or_default(ahead_of_time: Option<&Bound<'_, PyAny>>) -> PyResult<Options> {
-    match ahead_of_time {
-        Some(value) => options(value),
-        None => Ok(Options::default()),
-    }
+/// The options of a compile: `ahead_of_time` as [`options`] reads it (none when absent) and
+/// the backend by name (`earley`, `lr`, `token-dfa`, `auto`).
+fn options_or_default(
+    ahead_of_time: Option<&Bound<'_, PyAny>>,
+    backend: &str,
+) -> PyResult<Options> {
+    let mut options = match ahead_of_time {
+        Some(value) => options(value)?,
+        None => Options::default(),
+    };
+    options.backend = backend
+        .parse::<BackendChoice>()
+        .map_err(|e| PyValueError::new_err(format!("backend={backend:?}: {e}")))?;
+    Ok(options)
 }
 
 fn choice_error(name: &str, given: &str, choices: &str) -> PyErr {

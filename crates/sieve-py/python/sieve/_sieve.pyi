@@ -61,6 +61,8 @@ class CompiledGrammar:
     @property
     def vocab_size(self) -> int: ...
     @property
+    def backend(self) -> str: ...
+    @property
     def warnings(self) -> List[str]: ...
 
 def compile_json_schema(
@@ -72,6 +74,7 @@ def compile_json_schema(
     escapes: str = "any",
     lenient: bool = False,
     ahead_of_time: Union[bool, float, None] = None,
+    backend: str = "earley",
 ) -> CompiledGrammar: ...
 def compile_grammar(
     tokenizer: Tokenizer,
@@ -79,24 +82,28 @@ def compile_grammar(
     *,
     root_rule: str = "root",
     ahead_of_time: Union[bool, float, None] = None,
+    backend: str = "earley",
 ) -> CompiledGrammar: ...
 def compile_regex(
     tokenizer: Tokenizer,
     pattern: str,
     *,
     ahead_of_time: Union[bool, float, None] = None,
+    backend: str = "earley",
 ) -> CompiledGrammar: ...
 def compile_lark(
     tokenizer: Tokenizer,
     grammar: str,
     *,
     ahead_of_time: Union[bool, float, None] = None,
+    backend: str = "earley",
 ) -> CompiledGrammar: ...
 def compile_structural_tag(
     tokenizer: Tokenizer,
     structural_tag: Union[str, dict],
     *,
     ahead_of_time: Union[bool, float, None] = None,
+    backend: str = "earley",
 ) -> CompiledGrammar: ...
 
 @final

@@ -192,3 +192,17 @@ def test_lark_errors_are_located(tok):
         sieve.compile_lark(tok, 'start: "a" missing\n')
     text = str(error.value)
     assert "<lark>:1:" in text and "missing" in text and "^" in text
+
+
+def test_backends_are_chosen_by_name_and_refusals_say_why(tok):
+    assert sieve.compile_regex(tok, "[0-9]+").backend == "earley"
+    assert sieve.compile_regex(tok, "[0-9]+", backend="token-dfa").backend == "token-dfa"
+    assert sieve.compile_regex(tok, "[0-9]+", backend="auto").backend == "token-dfa"
+    recursive = 'root ::= "(" root ")" | "x"'
+    assert sieve.compile_grammar(tok, recursive, backend="auto").backend in ("lr", "earley")
+    with pytest.raises(sieve.CompileError, match="the grammar is recursive"):
+        sieve.compile_grammar(tok, recursive, backend="token-dfa")
+    with pytest.raises(sieve.CompileError, match="is not LR\\(1\\)"):
+        sieve.compile_grammar(tok, 'root ::= root root | "a"', backend="lr")
+    with pytest.raises(ValueError, match="unknown backend \"lalr\""):
+        sieve.compile_regex(tok, "a", backend="lalr")

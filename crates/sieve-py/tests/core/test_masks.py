@@ -119,16 +119,16 @@ number ::= "-"? [0-9]+ ( "." [0-9]+ )?
 ]
 
 
-def compile_any(tok, kind, source, escapes="any"):
+def compile_any(tok, kind, source, escapes="any", backend="earley"):
     if kind == "grammar":
-        return sieve.compile_grammar(tok, source)
+        return sieve.compile_grammar(tok, source, backend=backend)
     if kind == "regex":
-        return sieve.compile_regex(tok, source)
+        return sieve.compile_regex(tok, source, backend=backend)
     if kind == "lark":
-        return sieve.compile_lark(tok, source)
+        return sieve.compile_lark(tok, source, backend=backend)
     if kind == "structural":
-        return sieve.compile_structural_tag(tok, source)
-    return sieve.compile_json_schema(tok, source, escapes=escapes)
+        return sieve.compile_structural_tag(tok, source, backend=backend)
+    return sieve.compile_json_schema(tok, source, escapes=escapes, backend=backend)
 
 
 def walks(tok, compiled, oracle, seeds, max_steps):
@@ -170,6 +170,27 @@ def test_finite_languages_match_the_enumeration_oracle(tok, token_bytes, kind, s
         return finite_mask(output, sentences, token_bytes, eos)
 
     assert walks(tok, compiled, oracle, seeds=range(8), max_steps=40) >= 8
+
+
+@pytest.mark.parametrize("backend", ["lr", "token-dfa", "auto"])
+@pytest.mark.parametrize("kind,source,sentences", FINITE, ids=lambda x: str(x)[:30])
+def test_every_backend_matches_the_enumeration_oracle(tok, token_bytes, kind, source, sentences, backend):
+    # A finite language is regular, so the token DFA takes every one; the LR backend may
+    # refuse one that is not LR(1) over bytes, and must say so.
+    try:
+        compiled = compile_any(tok, kind, source, escapes="canonical", backend=backend)
+    except sieve.CompileError as e:
+        assert backend == "lr" and "the lr backend refuses this grammar" in str(e), str(e)
+        return
+    assert compiled.backend in ("earley", "lr", "token-dfa")
+    if backend != "auto":
+        assert compiled.backend == backend
+    eos = tok.eos_token_ids
+
+    def oracle(matcher, output):
+        return finite_mask(output, sentences, token_bytes, eos)
+
+    assert walks(tok, compiled, oracle, seeds=range(4), max_steps=40) >= 4
 
 
 @pytest.mark.parametrize("kind,source", OPEN, ids=lambda x: str(x)[:30])
