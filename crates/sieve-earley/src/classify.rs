@@ -20,17 +20,27 @@
 //!
 //! The walk visits the trie's nodes ([`TokenTrie::nodes`]: one per distinct token prefix,
 //! 421,660 for o200k_base, in pre-order) keeping one entry per depth; a rejected prefix skips
-//! its subtree at once. Each distinct (row, byte) pair costs one [`StaticWalk::step_into`].
-//! Rows are capped at [`MAX_ROWS`]; past it, the walk continues below that point with
+//! its subtree at once. Each distinct (row, byte class) pair costs one
+//! [`StaticWalk::step_into`]: bytes the grammar never tells apart step alike (see
+//! `alphabet.rs`), so one step fills the entries of its whole class. Rows are capped at
+//! [`MAX_ROWS`] per classification; past it, the walk continues below that point with
 //! frontiers computed per node, as [`StaticWalk`] alone would.
+//!
+//! Rows depend on the grammar alone, so a grammar keeps them between classifications (up to
+//! [`KEEP_ROWS`], see [`SharedTables`]): the states of an unrolled bounded string, or a
+//! counted rule at successive counts, meet the rows of the ones classified before. Starting
+//! rows are kept apart from the rows of the same configurations below a first byte.
 
 use std::collections::HashMap;
 
 use sieve_backend::{push_range, Classification, TokenSet};
 use sieve_vocab::{ClassRegion, TextRegion, TokenTrie, Utf8State, CHAIN_DEPTH};
 
+use crate::alphabet::Alphabet;
 use crate::grammar::EarleyGrammar;
-use crate::within::{Config, Frontier, StaticWalk};
+use std::sync::Mutex;
+
+use crate::within::{Config, Frontier, Stacks, StaticWalk};
 
 /// The most rows one classification builds (256 entries of 4 bytes each).
 const MAX_ROWS: usize = 4096;
@@ -49,42 +59,155 @@ const UNKNOWN: u32 = SPECIAL | (1 << 29);
 /// The target is a frontier past [`MAX_ROWS`]: continue with per-node frontiers.
 const OVERFLOW: u32 = SPECIAL | (1 << 28);
 
+/// The rows of the determinised walk, with the walk-local stacks their configurations name.
+/// Rows depend on the grammar alone (not on the trie, the state or the context being
+/// classified), so one classification goes on with the rows of the ones before: the states
+/// of a bounded string, or a counted rule at successive counts, reach the same rows a byte
+/// apart. Kept per grammar in [`SharedTables`].
+#[derive(Default)]
+pub(crate) struct Tables {
+    /// `table[row * 256 + byte]`: a row index (`| LEFT`), `DEAD` (`| LEFT`) or `UNKNOWN`
+    /// (tables with an `OVERFLOW` entry are not kept: see [`classify`]).
+    table: Vec<u32>,
+    frontier_of_row: Vec<Frontier>,
+    /// The rows below a token's first byte, and the starting rows, by configurations.
+    row_of_configs: HashMap<Vec<Config>, u32>,
+    start_of_configs: HashMap<Vec<Config>, u32>,
+    /// Per row, whether it is a starting row (stepped as a token's first byte).
+    is_start: Vec<bool>,
+    /// Per row, whether [`Dfa::fill_lexical_row`] has run on it, and whether all its
+    /// entries are known.
+    lexical_tried: Vec<bool>,
+    complete: Vec<bool>,
+    stacks: Stacks,
+}
+
+/// The most rows kept between classifications (256 entries of 4 bytes each, about half a
+/// megabyte in all): tables that grew past it are dropped, and the next classification
+/// starts afresh.
+const KEEP_ROWS: usize = 512;
+
+/// One grammar's [`Tables`], lent to one classification at a time (another one running at
+/// the same moment starts from empty tables). Cloning a grammar does not clone them.
+#[derive(Default)]
+pub(crate) struct SharedTables(Mutex<Tables>);
+
+impl Clone for SharedTables {
+    fn clone(&self) -> SharedTables {
+        SharedTables::default()
+    }
+}
+
+impl std::fmt::Debug for SharedTables {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedTables")
+    }
+}
+
+impl SharedTables {
+    /// The kept tables (empty when another classification holds them).
+    fn take(&self) -> Tables {
+        match self.0.try_lock() {
+            Ok(mut tables) => std::mem::take(&mut *tables),
+            Err(_) => Tables::default(),
+        }
+    }
+
+    /// Keeps `tables` for the next classification, unless they have more than
+    /// [`KEEP_ROWS`] rows.
+    fn keep(&self, tables: Tables) {
+        if tables.is_start.len() <= KEEP_ROWS {
+            if let Ok(mut kept) = self.0.try_lock() {
+                *kept = tables;
+            }
+        }
+    }
+}
+
 /// The lazily determinised walk.
 struct Dfa<'g> {
     g: &'g EarleyGrammar,
+    alphabet: &'g Alphabet,
     walk: StaticWalk<'g>,
     /// `table[row * 256 + byte]`: a row index (`| LEFT`), `DEAD` (`| LEFT`), `UNKNOWN` or
     /// `OVERFLOW`.
     table: Vec<u32>,
     frontier_of_row: Vec<Frontier>,
     row_of_configs: HashMap<Vec<Config>, u32>,
+    start_of_configs: HashMap<Vec<Config>, u32>,
+    is_start: Vec<bool>,
+    lexical_tried: Vec<bool>,
+    complete: Vec<bool>,
     /// The starting row, stepped as a token's first byte.
     start: u32,
+    /// No new row past this many.
     max_rows: usize,
+    /// Some entry is `OVERFLOW`.
+    overflowed: bool,
     scratch: Frontier,
 }
 
 impl<'g> Dfa<'g> {
-    fn new(g: &'g EarleyGrammar, state: u32, context: &[(u32, u32)], max_rows: usize) -> Dfa<'g> {
-        let mut walk = StaticWalk::new(g);
+    /// The walk from a scan item in `state` with `context`, going on with `tables` and
+    /// adding at most `max_rows` rows to them.
+    fn new(
+        g: &'g EarleyGrammar,
+        state: u32,
+        context: &[(u32, u32)],
+        max_rows: usize,
+        tables: Tables,
+    ) -> Dfa<'g> {
+        let mut walk = StaticWalk::with_stacks(g, tables.stacks);
         let start = walk.start_in(state, context);
         let mut dfa = Dfa {
             g,
+            alphabet: g.alphabet(),
             walk,
-            table: Vec::new(),
-            frontier_of_row: Vec::new(),
-            row_of_configs: HashMap::new(),
+            max_rows: tables.is_start.len() + max_rows,
+            table: tables.table,
+            frontier_of_row: tables.frontier_of_row,
+            row_of_configs: tables.row_of_configs,
+            start_of_configs: tables.start_of_configs,
+            is_start: tables.is_start,
+            lexical_tried: tables.lexical_tried,
+            complete: tables.complete,
             start: 0,
-            max_rows,
+            overflowed: false,
             scratch: Frontier::default(),
         };
-        dfa.start = dfa.add_row(start);
+        dfa.start = match dfa.start_of_configs.get(start.configs()) {
+            Some(&row) => row,
+            None => {
+                let configs = start.configs().to_vec();
+                let row = dfa.add_row(start, true);
+                dfa.start_of_configs.insert(configs, row);
+                row
+            }
+        };
         dfa
     }
 
-    fn add_row(&mut self, frontier: Frontier) -> u32 {
+    /// The tables, for the next classification; `None` when some entry is `OVERFLOW`
+    /// (which depends on how many rows this classification could add).
+    fn into_tables(self) -> Option<Tables> {
+        (!self.overflowed).then(|| Tables {
+            table: self.table,
+            frontier_of_row: self.frontier_of_row,
+            row_of_configs: self.row_of_configs,
+            start_of_configs: self.start_of_configs,
+            is_start: self.is_start,
+            lexical_tried: self.lexical_tried,
+            complete: self.complete,
+            stacks: self.walk.into_stacks(),
+        })
+    }
+
+    fn add_row(&mut self, frontier: Frontier, start: bool) -> u32 {
         let row = self.frontier_of_row.len() as u32;
         self.frontier_of_row.push(frontier);
+        self.is_start.push(start);
+        self.lexical_tried.push(false);
+        self.complete.push(false);
         self.table.resize(self.table.len() + 256, UNKNOWN);
         row
     }
@@ -95,9 +218,10 @@ impl<'g> Dfa<'g> {
             return Some(row);
         }
         if self.frontier_of_row.len() >= self.max_rows {
+            self.overflowed = true;
             return None;
         }
-        let row = self.add_row(Frontier::of(configs.to_vec()));
+        let row = self.add_row(Frontier::of(configs.to_vec()), false);
         self.row_of_configs.insert(configs.to_vec(), row);
         Some(row)
     }
@@ -111,7 +235,7 @@ impl<'g> Dfa<'g> {
         if self.table[at] != UNKNOWN {
             return self.table[at];
         }
-        let first = row == self.start;
+        let first = self.is_start[row as usize];
         self.walk.step_into(
             &self.frontier_of_row[row as usize],
             byte,
@@ -130,8 +254,29 @@ impl<'g> Dfa<'g> {
             self.scratch = configs;
             entry
         };
-        self.table[at] = entry;
+        // Every byte of the class steps alike (see `alphabet.rs`).
+        let base = row as usize * 256;
+        for &b in self.alphabet.class(byte) {
+            self.table[base + b as usize] = entry;
+        }
         entry
+    }
+
+    /// The entry of `row` for `byte`, computed if it is not yet.
+    fn entry(&mut self, row: u32, byte: u8) -> u32 {
+        match self.table[row as usize * 256 + byte as usize] {
+            UNKNOWN => self.step(row, byte),
+            entry => entry,
+        }
+    }
+
+    /// Computes the entries of `row` for the bytes of `bytes` that are not yet.
+    fn fill_bytes(&mut self, row: u32, bytes: &[u64; 4]) {
+        for byte in 0..=255u8 {
+            if bytes[byte as usize / 64] & (1 << (byte % 64)) != 0 {
+                self.entry(row, byte);
+            }
+        }
     }
 }
 
@@ -140,9 +285,13 @@ impl Dfa<'_> {
     /// [`Dfa::fill_lexical_row`] can, else byte by byte (a state that also descends into
     /// rules, such as TagDispatch's free text). The bulk paths read whole rows; the walk
     /// would compute most of these entries anyway. Rows of several configurations (deep
-    /// contexts) are left to the walk, which steps only the bytes tokens need: computing all
-    /// 256 of their entries costs more than the bulk paths save.
+    /// contexts) are left to the walk and to the chains ([`Dfa::fill_bytes`]), which step
+    /// only the bytes they read: computing all 256 of their entries costs more than the bulk
+    /// paths save.
     fn fill_row(&mut self, row: u32) {
+        if self.complete[row as usize] {
+            return;
+        }
         self.fill_lexical_row(row);
         if self.frontier_of_row[row as usize].single().is_none() {
             return;
@@ -152,6 +301,7 @@ impl Dfa<'_> {
                 self.step(row, byte);
             }
         }
+        self.complete[row as usize] = true;
     }
 
     /// Fills the whole of `row` at once when its frontier is one configuration whose state's
@@ -162,13 +312,16 @@ impl Dfa<'_> {
     /// byte may follow its rule, and it is not a token's first byte. Leaves the row alone
     /// otherwise.
     fn fill_lexical_row(&mut self, row: u32) {
+        if std::mem::replace(&mut self.lexical_tried[row as usize], true) {
+            return;
+        }
         let g = self.g;
         let Some(config) = self.frontier_of_row[row as usize].single() else {
             return;
         };
         let (state, stack) = (config.state(), config.stack());
         let info = g.states[state as usize];
-        let first = row == self.start;
+        let first = self.is_start[row as usize];
         if !first && !(g.is_lexical(state) && (stack == 0 || !info.accepting)) {
             return;
         }
@@ -195,6 +348,7 @@ impl Dfa<'_> {
         }
         let base = row as usize * 256;
         self.table[base..base + 256].copy_from_slice(&entries);
+        self.complete[row as usize] = true;
     }
 }
 
@@ -209,9 +363,16 @@ pub(crate) fn classify(
     state: u32,
     context: &[(u32, u32)],
 ) -> Classification {
-    classify_with_max_rows(g, trie, state, context, MAX_ROWS)
+    let tables = g.walk_tables.take();
+    let (classification, tables) = classify_with(g, trie, state, context, MAX_ROWS, tables);
+    if let Some(tables) = tables {
+        g.walk_tables.keep(tables);
+    }
+    classification
 }
 
+/// [`classify`] from fresh tables, adding at most `max_rows` rows.
+#[cfg(test)]
 fn classify_with_max_rows(
     g: &EarleyGrammar,
     trie: &TokenTrie,
@@ -219,7 +380,19 @@ fn classify_with_max_rows(
     context: &[(u32, u32)],
     max_rows: usize,
 ) -> Classification {
-    let mut dfa = Dfa::new(g, state, context, max_rows);
+    classify_with(g, trie, state, context, max_rows, Tables::default()).0
+}
+
+/// [`classify`] going on with `tables`; returns them unless they hold an `OVERFLOW` entry.
+fn classify_with(
+    g: &EarleyGrammar,
+    trie: &TokenTrie,
+    state: u32,
+    context: &[(u32, u32)],
+    max_rows: usize,
+    tables: Tables,
+) -> (Classification, Option<Tables>) {
+    let mut dfa = Dfa::new(g, state, context, max_rows, tables);
     let mut walker = Walker {
         trie,
         frontiers: vec![Frontier::default(); trie.max_token_len() + 1],
@@ -248,10 +421,11 @@ fn classify_with_max_rows(
     }
     let mut accepted = walker.accepted;
     accepted.pop();
-    Classification {
+    let classification = Classification {
         accepted: TokenSet::from_bits(accepted),
         uncertain: walker.uncertain,
-    }
+    };
+    (classification, dfa.into_tables())
 }
 
 /// A class chain is used when its class has at least this many bytes: smaller ones leave most
@@ -276,6 +450,44 @@ const MAX_ODD_FIRST_BYTES: usize = 16;
 
 /// No row (yet) for this decoder state.
 const NO_ROW: u32 = u32::MAX;
+
+/// The bytes the decoder reads in `state` with `ascii` as the ASCII class, in increasing
+/// order, each with the decoder state after it: [`Utf8State::step`]'s `Some` cases, without
+/// trying the bytes it rejects.
+fn successors(state: Utf8State, ascii: &[u64; 4]) -> impl Iterator<Item = (u8, Utf8State)> + '_ {
+    let (lo, hi) = match state {
+        // ASCII bytes of the class, then the lead bytes.
+        Utf8State::Boundary => (0x00, 0xf4),
+        Utf8State::Need1 | Utf8State::Need2 | Utf8State::Need3 => (0x80, 0xbf),
+        Utf8State::AfterE0 => (0xa0, 0xbf),
+        Utf8State::AfterED => (0x80, 0x9f),
+        Utf8State::AfterF0 => (0x90, 0xbf),
+        Utf8State::AfterF4 => (0x80, 0x8f),
+    };
+    let ascii_bytes = (state == Utf8State::Boundary)
+        .then(|| {
+            (0..2usize).flat_map(move |word| {
+                let mut bits = ascii[word];
+                std::iter::from_fn(move || {
+                    (bits != 0).then(|| {
+                        let bit = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        (word * 64 + bit) as u8
+                    })
+                })
+            })
+        })
+        .into_iter()
+        .flatten();
+    let rest = if state == Utf8State::Boundary {
+        0xc2..=hi
+    } else {
+        lo..=hi
+    };
+    ascii_bytes
+        .chain(rest)
+        .filter_map(move |byte| Some((byte, state.step(byte, ascii)?)))
+}
 
 /// Records `entry` as the row of `state`; `None` when it already has another one.
 fn set_row(rows: &mut [u32; 8], state: Utf8State, entry: u32) -> Option<()> {
@@ -317,8 +529,9 @@ impl Dfa<'_> {
     /// The class chain from the start, when the start is one configuration, its first bytes
     /// mostly lead to one row (those bytes, shrunk at each later step to the ones that still
     /// agree, make the class), and the chain loops, dies without an exit, or runs past
-    /// [`CHAIN_DEPTH`] bytes while the class keeps [`MIN_CHAIN_CLASS`] bytes. Only rows that
-    /// [`Dfa::fill_lexical_row`] fills take part, so finding a chain costs a few table reads.
+    /// [`CHAIN_DEPTH`] bytes while the class keeps [`MIN_CHAIN_CLASS`] bytes. Rows of one
+    /// configuration are filled whole; rows of several (a counted rule's item, which may go
+    /// on or end) only for the class's bytes, one step per byte class.
     fn class_chain(&mut self) -> Option<Chain> {
         self.frontier_of_row[self.start as usize].single()?;
         self.fill_row(self.start);
@@ -340,6 +553,7 @@ impl Dfa<'_> {
             }
             let row = rows[depth] & ROW;
             self.fill_row(row);
+            self.fill_bytes(row, &class);
             let (entry, agreeing) = self.most_common_entry(row as usize * 256, &class, true)?;
             class = agreeing;
             if entry & SPECIAL != 0 {
@@ -382,11 +596,10 @@ impl Dfa<'_> {
         }
         let boundary = chain.rows[1];
         self.fill_row(boundary);
-        let base = boundary as usize * 256;
         let mut class = [0u64; 4];
         let mut size = 0;
         for byte in 0..128 {
-            if self.table[base + byte] == boundary {
+            if self.entry(boundary, byte as u8) == boundary {
                 class[byte / 64] |= 1 << (byte % 64);
                 size += 1;
             }
@@ -400,11 +613,8 @@ impl Dfa<'_> {
         while let Some(state) = todo.pop() {
             let row = rows[state as usize];
             self.fill_row(row);
-            for byte in 0..=255u8 {
-                let Some(next) = state.step(byte, &class) else {
-                    continue;
-                };
-                let entry = self.table[row as usize * 256 + byte as usize];
+            for (byte, next) in successors(state, &class) {
+                let entry = self.entry(row, byte);
                 if entry & (SPECIAL | LEFT) != 0 {
                     return None;
                 }
@@ -421,13 +631,10 @@ impl Dfa<'_> {
         if rows.contains(&u32::MAX) {
             return None;
         }
-        let start = self.start as usize * 256;
         let mut odd_first_bytes = Vec::new();
-        for byte in 0..=255u8 {
-            if let Some(next) = Utf8State::Boundary.step(byte, &class) {
-                if self.table[start + byte as usize] != rows[next as usize] {
-                    odd_first_bytes.push(byte);
-                }
+        for (byte, next) in successors(Utf8State::Boundary, &class) {
+            if self.entry(self.start, byte) != rows[next as usize] {
+                odd_first_bytes.push(byte);
             }
         }
         let mut first = [NO_ROW; 8];
@@ -463,11 +670,8 @@ impl Dfa<'_> {
             self.fill_row(from);
             let mut next = [NO_ROW; 8];
             let (mut dead, mut alive) = (false, false);
-            for byte in 0..=255u8 {
-                let Some(state) = Utf8State::Boundary.step(byte, &class) else {
-                    continue;
-                };
-                match self.table[from as usize * 256 + byte as usize] {
+            for (byte, state) in successors(Utf8State::Boundary, &class) {
+                match self.entry(from, byte) {
                     DEAD => dead = true,
                     entry if entry & (SPECIAL | LEFT) != 0 => return None,
                     entry => {
@@ -490,11 +694,8 @@ impl Dfa<'_> {
             while let Some(state) = todo.pop() {
                 let row = next[state as usize];
                 self.fill_row(row);
-                for byte in 0..=255u8 {
-                    let Some(after) = state.step(byte, &class) else {
-                        continue;
-                    };
-                    let entry = self.table[row as usize * 256 + byte as usize];
+                for (byte, after) in successors(state, &class) {
+                    let entry = self.entry(row, byte);
                     if entry & (SPECIAL | LEFT) != 0 {
                         return None;
                     }
@@ -715,7 +916,8 @@ impl Walker<'_> {
             } else if entry == OVERFLOW {
                 let mut start = dfa.frontier_of_row[row as usize].clone();
                 start.set_left(before & LEFT != 0);
-                n = self.general_subtree(&mut dfa.walk, n, &start, row == dfa.start);
+                let first = dfa.is_start[row as usize];
+                n = self.general_subtree(&mut dfa.walk, n, &start, first);
             } else {
                 if (before | entry) & LEFT != 0 {
                     self.uncertain_subtree(n);
@@ -951,7 +1153,7 @@ mod tests {
             checked += assert_fast_equals_reference(&g, &trie, text);
             for state in 0..g.state_count() as u32 {
                 if g.states[state as usize].class != crate::grammar::NO_CLASS {
-                    let mut dfa = Dfa::new(&g, state, &[], MAX_ROWS);
+                    let mut dfa = Dfa::new(&g, state, &[], MAX_ROWS, Tables::default());
                     ends.extend(dfa.class_chain().map(|chain| chain.end));
                 }
             }
@@ -990,7 +1192,7 @@ mod tests {
         let mut chain_ends = Vec::new();
         for state in 0..g.state_count() as u32 {
             if g.states[state as usize].class != crate::grammar::NO_CLASS {
-                let mut dfa = Dfa::new(&g, state, &[], MAX_ROWS);
+                let mut dfa = Dfa::new(&g, state, &[], MAX_ROWS, Tables::default());
                 if let Some(chain) = dfa.class_chain() {
                     if let Some(text) = dfa.text_rows(&chain) {
                         text_states += 1;
@@ -1010,6 +1212,62 @@ mod tests {
             );
         }
         assert!(assert_fast_equals_reference(&g, &trie, "json strings") > 10);
+    }
+
+    /// A long bounded string is a counted repetition of characters: its character state is
+    /// classified per count (the token cache's contexted keys). Rows after the first byte
+    /// then hold several configurations (the character goes on, or the string ends); the
+    /// class chain and the text chain are still found through them, and the classification
+    /// equals the static walk's at every count, whichever counts came before (the rows are
+    /// kept between classifications).
+    #[test]
+    fn contexted_keys_of_counted_strings_take_the_text_path() {
+        let trie = TokenTrie::new(Vocabulary::embedded_default());
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"comment": {"type": "string", "maxLength": 60}},
+            "required": ["comment"]
+        });
+        let grammar = sieve_jsonschema::compile(&schema, &Default::default()).expect("compiles");
+        let g = engine(&grammar.grammar).expect("builds");
+        let returns = return_states(&g);
+        let mut checked = 0;
+        let mut text = 0;
+        for counted_state in 0..g.state_count() as u32 {
+            let info = g.states[counted_state as usize];
+            if info.counted == crate::grammar::NOT_COUNTED {
+                continue;
+            }
+            let counted = g.counted[info.counted as usize];
+            let item = g.start[counted.item as usize];
+            if g.states[item as usize].class == crate::grammar::NO_CLASS {
+                continue;
+            }
+            for &ret in &returns[info.rule as usize] {
+                let outer = g.states[ret as usize].rule as usize;
+                for &up in returns[outer].iter().take(2) {
+                    for count in [1, 2, 7, 20, counted.max.saturating_sub(3), counted.max - 1] {
+                        let context = [
+                            (counted_state, count),
+                            (ret, crate::grammar::NOT_COUNTED),
+                            (up, crate::grammar::NOT_COUNTED),
+                        ];
+                        let label = format!("state {item} context {context:?}");
+                        assert_eq!(
+                            classify(&g, &trie, item, &context),
+                            reference(&g, &trie, item, &context),
+                            "{label}"
+                        );
+                        let mut dfa = Dfa::new(&g, item, &context, MAX_ROWS, Tables::default());
+                        let chain = dfa.class_chain().expect(&label);
+                        text += usize::from(dfa.text_chain(&chain).is_some());
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked >= 6, "only {checked} keys checked");
+        assert!(text * 2 >= checked, "{text} of {checked} keys read text");
     }
 
     #[test]

@@ -99,6 +99,10 @@ pub struct EarleyGrammar {
     pub(crate) rule_hash: Vec<Option<u64>>,
     /// Per state, its canonical number within its rule, or `u32::MAX` without one.
     pub(crate) canonical: Vec<u32>,
+    /// The byte classes, computed by the first classification (see `alphabet.rs`).
+    pub(crate) alphabet: std::sync::OnceLock<crate::alphabet::Alphabet>,
+    /// The classification walk's rows, kept between classifications (see `classify.rs`).
+    pub(crate) walk_tables: crate::classify::SharedTables,
 }
 
 fn to_u32(n: usize) -> u32 {
@@ -140,6 +144,8 @@ impl EarleyGrammar {
             follow: Vec::new(),
             rule_hash: fsms.rule_ids().map(|r| fsms.hash(r)).collect(),
             canonical: Vec::with_capacity(next),
+            alphabet: std::sync::OnceLock::new(),
+            walk_tables: crate::classify::SharedTables::default(),
         };
         let rule_ids: Vec<sieve_ir::RuleId> = fsms.rule_ids().collect();
         let mut class_ids: HashMap<ByteClass, u32> = HashMap::new();

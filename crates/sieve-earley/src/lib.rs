@@ -53,6 +53,7 @@
 //! size). The whole history is bounded by [`Config::max_bytes_history`] and
 //! [`Config::max_total_items`].
 
+mod alphabet;
 mod backend;
 mod classify;
 mod completion;

@@ -151,11 +151,34 @@ impl Frontier {
 #[derive(Debug)]
 pub struct StaticWalk<'g> {
     g: &'g EarleyGrammar,
-    /// Stack `i > 0` is a [`Frame`] on top of stack `frame.parent`; hash-consed by `index`.
-    stacks: Vec<Frame>,
-    index: HashMap<(u32, u32, u32), u32>,
+    stacks: Stacks,
     worklist: Vec<Config>,
     closed: Vec<Config>,
+}
+
+/// The walk-local stacks a [`StaticWalk`] made: configurations name stacks by their index
+/// here, so frontiers of walks sharing one table (see [`StaticWalk::with_stacks`]) compare
+/// equal exactly when they hold the same configurations.
+#[derive(Clone, Debug)]
+pub(crate) struct Stacks {
+    /// Stack `i > 0` is a [`Frame`] on top of stack `frame.parent`; hash-consed by `index`.
+    frames: Vec<Frame>,
+    index: HashMap<(u32, u32, u32), u32>,
+}
+
+impl Default for Stacks {
+    /// Only the empty stack, 0.
+    fn default() -> Stacks {
+        Stacks {
+            frames: vec![Frame {
+                parent: 0,
+                ret: 0,
+                count: NOT_COUNTED,
+                depth: 0,
+            }],
+            index: HashMap::new(),
+        }
+    }
 }
 
 /// A pending return: when the rule being walked completes, go on at `ret` with the stack
@@ -171,19 +194,24 @@ struct Frame {
 
 impl<'g> StaticWalk<'g> {
     /// A walk over `g`'s automata.
+    #[cfg(test)]
     pub fn new(g: &'g EarleyGrammar) -> StaticWalk<'g> {
+        StaticWalk::with_stacks(g, Stacks::default())
+    }
+
+    /// A walk over `g`'s automata going on with the stacks of an earlier walk over `g`.
+    pub(crate) fn with_stacks(g: &'g EarleyGrammar, stacks: Stacks) -> StaticWalk<'g> {
         StaticWalk {
             g,
-            stacks: vec![Frame {
-                parent: 0,
-                ret: 0,
-                count: NOT_COUNTED,
-                depth: 0,
-            }],
-            index: HashMap::new(),
+            stacks,
             worklist: Vec::new(),
             closed: Vec::new(),
         }
+    }
+
+    /// The stacks this walk made, for a later walk over the same grammar.
+    pub(crate) fn into_stacks(self) -> Stacks {
+        self.stacks
     }
 
     /// The frontier before any byte, from a scan item in `state` whose rule, once complete,
@@ -204,20 +232,23 @@ impl<'g> StaticWalk<'g> {
     }
 
     fn push_stack(&mut self, parent: u32, ret: u32, count: u32) -> Option<u32> {
-        let depth = self.stacks[parent as usize].depth + 1;
+        let stacks = &mut self.stacks;
+        let depth = stacks.frames[parent as usize].depth + 1;
         if depth as usize > MAX_STACK {
             return None;
         }
-        let next = self.stacks.len() as u32;
-        Some(*self.index.entry((parent, ret, count)).or_insert_with(|| {
-            self.stacks.push(Frame {
-                parent,
-                ret,
-                count,
-                depth,
-            });
-            next
-        }))
+        let next = stacks.frames.len() as u32;
+        Some(
+            *stacks.index.entry((parent, ret, count)).or_insert_with(|| {
+                stacks.frames.push(Frame {
+                    parent,
+                    ret,
+                    count,
+                    depth,
+                });
+                next
+            }),
+        )
     }
 
     /// The rule `rule` completes with `stack` pending, before `byte`: go on at the return,
@@ -231,7 +262,7 @@ impl<'g> StaticWalk<'g> {
             if stack == 0 {
                 return left || g.follow[rule as usize].contains(byte);
             }
-            let frame = self.stacks[stack as usize];
+            let frame = self.stacks.frames[stack as usize];
             if frame.count == NOT_COUNTED {
                 self.worklist.push(Config {
                     state: frame.ret,

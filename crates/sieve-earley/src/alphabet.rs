@@ -1,0 +1,141 @@
+//! [`Alphabet`]: the bytes a grammar never tells apart, grouped into classes.
+//!
+//! A [`crate::within::StaticWalk`] step reads its byte only through byte-edge ranges, FIRST
+//! of rules (descents, counted items) and FOLLOW of rules (exits). Two bytes inside every such
+//! range and set alike, or outside alike, give the same step from every frontier: the same
+//! configurations and the same `left`. The alphabet is the coarsest partition of the 256
+//! bytes with that property over the whole grammar, so the classification walk computes one
+//! step per (row, class) and reuses it for every byte of the class.
+//!
+//! # Invariants
+//!
+//! - `class_of[b]` is `b`'s class; classes are numbered `0..len` by their smallest byte.
+//! - `members[c]` lists class `c`'s bytes in increasing order; the lists partition `0..=255`.
+//! - Two bytes share a class iff every byte-edge range, FIRST set and FOLLOW set of the
+//!   grammar contains both or neither.
+
+use sieve_ir::ByteClass;
+
+use crate::grammar::EarleyGrammar;
+
+/// The byte classes of a grammar (module docs).
+#[derive(Clone, Debug)]
+pub(crate) struct Alphabet {
+    class_of: [u8; 256],
+    members: Vec<Vec<u8>>,
+}
+
+impl Alphabet {
+    /// The alphabet of `g`'s byte edges and of its FIRST and FOLLOW sets.
+    pub(crate) fn of(g: &EarleyGrammar) -> Alphabet {
+        let mut ranges: Vec<(u8, u8)> = g.byte_edges.iter().map(|e| (e.lo, e.hi)).collect();
+        ranges.sort_unstable();
+        ranges.dedup();
+        let mut sets: Vec<&ByteClass> = g.first.iter().chain(&g.follow).collect();
+        sets.sort_unstable();
+        sets.dedup();
+        let mut id = [0u16; 256];
+        for &(lo, hi) in &ranges {
+            refine(&mut id, &ByteClass::range(lo, hi));
+        }
+        for set in sets {
+            refine(&mut id, set);
+        }
+        // Renumber by smallest byte.
+        let mut renumber = [u16::MAX; 256];
+        let mut class_of = [0u8; 256];
+        let mut members: Vec<Vec<u8>> = Vec::new();
+        for b in 0..=255u8 {
+            let old = &mut renumber[id[b as usize] as usize];
+            if *old == u16::MAX {
+                *old = members.len() as u16;
+                members.push(Vec::new());
+            }
+            class_of[b as usize] = *old as u8;
+            members[*old as usize].push(b);
+        }
+        Alphabet { class_of, members }
+    }
+
+    /// The bytes of `byte`'s class, `byte` among them.
+    pub(crate) fn class(&self, byte: u8) -> &[u8] {
+        &self.members[self.class_of[byte as usize] as usize]
+    }
+
+    /// The number of classes.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.members.len()
+    }
+}
+
+impl EarleyGrammar {
+    /// The grammar's byte classes, computed on first use.
+    pub(crate) fn alphabet(&self) -> &Alphabet {
+        self.alphabet.get_or_init(|| Alphabet::of(self))
+    }
+}
+
+/// Splits every class of `id` (class ids below 256) into its bytes inside `set` and outside.
+fn refine(id: &mut [u16; 256], set: &ByteClass) {
+    // `fresh[2 * old + inside]`: the new id.
+    let mut fresh = [u16::MAX; 512];
+    let mut next = 0u16;
+    for b in 0..=255u8 {
+        let slot = &mut fresh[2 * id[b as usize] as usize + usize::from(set.contains(b))];
+        if *slot == u16::MAX {
+            *slot = next;
+            next += 1;
+        }
+        id[b as usize] = *slot;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The classes are exactly the sets of bytes with the same membership in every range,
+    /// FIRST and FOLLOW set, on every shipped grammar.
+    #[test]
+    fn classes_are_the_bytes_no_range_or_set_tells_apart() {
+        let mut grammars = 0;
+        for path in sieve_testkit::grammar_files() {
+            let grammar = sieve_testkit::compile_file(&path);
+            let Ok(normalized) =
+                sieve_normalize::normalize(&grammar, &sieve_normalize::Config::default())
+            else {
+                continue;
+            };
+            let Ok(fsms) = sieve_fsm::Builder::new(sieve_fsm::Config::new()).build(&normalized)
+            else {
+                continue;
+            };
+            let g = EarleyGrammar::new(&fsms, false, crate::Config::default());
+            let alphabet = Alphabet::of(&g);
+            let signature = |b: u8| -> Vec<bool> {
+                g.byte_edges
+                    .iter()
+                    .map(|e| e.lo <= b && b <= e.hi)
+                    .chain(g.first.iter().chain(&g.follow).map(|s| s.contains(b)))
+                    .collect()
+            };
+            let signatures: Vec<Vec<bool>> = (0..=255u8).map(signature).collect();
+            for a in 0..=255u8 {
+                assert!(alphabet.class(a).contains(&a));
+                for b in 0..=255u8 {
+                    let same = alphabet.class(a).contains(&b);
+                    assert_eq!(
+                        same,
+                        signatures[a as usize] == signatures[b as usize],
+                        "{}: bytes {a} and {b}",
+                        path.display()
+                    );
+                }
+            }
+            assert!(alphabet.len() <= 256);
+            grammars += 1;
+        }
+        assert!(grammars > 5, "only {grammars} grammars checked");
+    }
+}
