@@ -18,6 +18,8 @@
 //!   shift; popping truncates an append-only arena.
 //! - `classify`: a key (an LR state, optionally with the states below it) decides the
 //!   tokens whose reductions stay within its known frames; the rest are uncertain and fed.
+//!   `fingerprint`: a canonical hash of what a bare classification reads, for sharing across
+//!   grammars. `completion`: completion bounds with the seam's descent property.
 //!
 //! # Limits
 //!
@@ -62,8 +64,9 @@ pub use parser::LrParser;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     /// The most LR states the construction may create (merged states counted once, states
-    /// dropped as unreachable after merging counted too). Each state costs about 1 KiB of
-    /// actions. Default 65,536.
+    /// dropped as unreachable after merging counted too). Each state costs its items (about
+    /// 50 bytes each while building) and an action row (4 bytes per terminal class, or 6 per
+    /// action when sparse). Default 65,536.
     pub max_states: usize,
     /// The longest chain a counted repetition `X{m,n}` may expand to (`n + 1` states, or
     /// `m + 1` when unbounded); longer ones are refused as unsupported. Each count is its own
