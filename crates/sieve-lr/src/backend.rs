@@ -1,9 +1,9 @@
 //! The LR engine behind the backend seam: [`LrGrammar`] is a [`Backend`] whose keys are LR
 //! states, and [`LrParser`] is its [`Recognizer`].
 //!
-//! Completion bounds do not go through the seam yet: `Completion` is `()` and
-//! [`Recognizer::completion_bound`] is `None`, so token budgets refuse this backend; the bound
-//! itself is [`LrParser::completion_bound_with`] over [`crate::LrCompletion`]. Fingerprints hash the sub-automaton a bare
+//! Completion bounds are [`LrParser::completion_bound_with`] over [`crate::LrCompletion`]
+//! (shortest completions over single-byte tokens along the parser's frames: sound, with the
+//! seam's descent property, and loose — one token per byte). Fingerprints hash the sub-automaton a bare
 //! classification reaches, so keys reaching few states share classifications across
 //! grammars.
 
@@ -13,10 +13,11 @@ use sieve_backend::{Backend, Classification, Fingerprint, Key, LimitError, Recog
 use sieve_ir::ByteClass;
 use sieve_vocab::TokenTrie;
 
-use crate::{LrGrammar, LrParser};
+use crate::{LrCompletion, LrGrammar, LrParser};
 
 impl Recognizer for LrParser {
-    type Completion = ();
+    type Completion = LrCompletion;
+    /// The bound reads the whole stack each time: nothing to keep.
     type CompletionMemo = ();
 
     fn push_byte(&mut self, byte: u8) -> Result<bool, LimitError> {
@@ -52,17 +53,18 @@ impl Recognizer for LrParser {
         out.push(Key::with_context(state, &frames));
     }
 
-    fn completion_bound(&self, _table: &()) -> Option<u32> {
-        None
+    fn completion_bound(&self, table: &LrCompletion) -> Option<u32> {
+        self.completion_bound_with(table)
     }
 
-    fn completion_memo(&self, _table: &()) {}
+    fn completion_memo(&self, _table: &LrCompletion) {}
 
-    fn completion_bound_from(&self, _table: &(), _memo: &()) -> Option<u32> {
-        None
+    fn completion_bound_from(&self, table: &LrCompletion, _memo: &()) -> Option<u32> {
+        self.completion_bound_with(table)
     }
 
-    fn completion_caps(&self, _table: &(), caps: &mut [u32]) {
+    /// No cheap cap: every token is checked against the budget when it is close.
+    fn completion_caps(&self, _table: &LrCompletion, caps: &mut [u32]) {
         caps.fill(u32::MAX);
     }
 }
@@ -94,7 +96,9 @@ impl Backend for LrGrammar {
         crate::fingerprint::fingerprint(&self.tables, state)
     }
 
-    fn completion_table(&self, _trie: &TokenTrie) {}
+    fn completion_table(&self, trie: &TokenTrie) -> LrCompletion {
+        self.completion(trie)
+    }
 
     fn classify(&self, key: Key, trie: &TokenTrie) -> Classification {
         crate::classify::classify(&self.tables, key, trie, self.config.max_reductions_per_byte)

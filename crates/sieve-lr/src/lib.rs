@@ -31,9 +31,8 @@
 //!
 //! [`LrGrammar::completion`] and [`LrParser::completion_bound_with`] give a bound with the
 //! seam's descent property (shortest completions over single-byte tokens along the parser's
-//! frames, see `completion.rs`). Through the seam, [`sieve_backend::Recognizer`]'s
-//! `Completion` is still `()` and `completion_bound` `None` (so token budgets refuse the
-//! backend) until the runtime's engine carries an [`LrCompletion`] table.
+//! frames, see `completion.rs`); it is the backend's [`sieve_backend::Recognizer`]
+//! completion bound, so token budgets work on it (loosely: one token per byte).
 //!
 //! # Sharing
 //!

@@ -38,8 +38,8 @@ pub(crate) enum Engine {
 pub(crate) enum EngineCompletion {
     /// The Earley backend's shortest completions.
     Earley(sieve_earley::CompletionTable),
-    /// The LR backend bounds nothing (token budgets refuse it).
-    Lr,
+    /// The LR backend's shortest completions over single-byte tokens.
+    Lr(sieve_lr::LrCompletion),
     /// The token DFA's exact fewest tokens per state.
     TokenDfa(sieve_tokendfa::CompletionTable),
 }
@@ -49,7 +49,7 @@ pub(crate) enum EngineCompletion {
 pub(crate) enum EngineCompletionMemo {
     /// The Earley parser's routes.
     Earley(sieve_earley::CompletionMemo),
-    /// Nothing (the LR backend bounds nothing).
+    /// Nothing (the LR bound reads the whole stack each time).
     Lr,
     /// The token DFA's bound reads only its current state.
     TokenDfa,
@@ -129,7 +129,9 @@ impl Recognizer for EngineRecognizer {
             (EngineRecognizer::Earley(p), EngineCompletion::Earley(t)) => {
                 Recognizer::completion_bound(p, t)
             }
-            (EngineRecognizer::Lr(r), EngineCompletion::Lr) => Recognizer::completion_bound(r, &()),
+            (EngineRecognizer::Lr(r), EngineCompletion::Lr(t)) => {
+                Recognizer::completion_bound(r, t)
+            }
             (EngineRecognizer::TokenDfa(r), EngineCompletion::TokenDfa(t)) => {
                 Recognizer::completion_bound(r, t)
             }
@@ -142,7 +144,7 @@ impl Recognizer for EngineRecognizer {
             (EngineRecognizer::Earley(p), EngineCompletion::Earley(t)) => {
                 EngineCompletionMemo::Earley(Recognizer::completion_memo(p, t))
             }
-            (EngineRecognizer::Lr(_), EngineCompletion::Lr) => EngineCompletionMemo::Lr,
+            (EngineRecognizer::Lr(_), EngineCompletion::Lr(_)) => EngineCompletionMemo::Lr,
             (EngineRecognizer::TokenDfa(_), EngineCompletion::TokenDfa(_)) => {
                 EngineCompletionMemo::TokenDfa
             }
@@ -161,8 +163,8 @@ impl Recognizer for EngineRecognizer {
                 EngineCompletion::Earley(t),
                 EngineCompletionMemo::Earley(m),
             ) => Recognizer::completion_bound_from(p, t, m),
-            (EngineRecognizer::Lr(r), EngineCompletion::Lr, EngineCompletionMemo::Lr) => {
-                Recognizer::completion_bound_from(r, &(), &())
+            (EngineRecognizer::Lr(r), EngineCompletion::Lr(t), EngineCompletionMemo::Lr) => {
+                Recognizer::completion_bound_from(r, t, &())
             }
             (
                 EngineRecognizer::TokenDfa(r),
@@ -188,8 +190,8 @@ impl Recognizer for EngineRecognizer {
                 EngineCompletion::Earley(t),
                 EngineCompletionMemo::Earley(m),
             ) => Recognizer::completion_decide(p, t, m, trie, limit, fits, exceeds),
-            (EngineRecognizer::Lr(r), EngineCompletion::Lr, EngineCompletionMemo::Lr) => {
-                Recognizer::completion_decide(r, &(), &(), trie, limit, fits, exceeds);
+            (EngineRecognizer::Lr(r), EngineCompletion::Lr(t), EngineCompletionMemo::Lr) => {
+                Recognizer::completion_decide(r, t, &(), trie, limit, fits, exceeds);
             }
             (
                 EngineRecognizer::TokenDfa(r),
@@ -205,8 +207,8 @@ impl Recognizer for EngineRecognizer {
             (EngineRecognizer::Earley(p), EngineCompletion::Earley(t)) => {
                 Recognizer::completion_caps(p, t, caps);
             }
-            (EngineRecognizer::Lr(r), EngineCompletion::Lr) => {
-                Recognizer::completion_caps(r, &(), caps);
+            (EngineRecognizer::Lr(r), EngineCompletion::Lr(t)) => {
+                Recognizer::completion_caps(r, t, caps);
             }
             (EngineRecognizer::TokenDfa(r), EngineCompletion::TokenDfa(t)) => {
                 Recognizer::completion_caps(r, t, caps);
@@ -291,10 +293,7 @@ impl Backend for Engine {
     fn completion_table(&self, trie: &TokenTrie) -> EngineCompletion {
         match self {
             Engine::Earley(g) => EngineCompletion::Earley(g.completion_table(trie)),
-            Engine::Lr(g) => {
-                g.completion_table(trie);
-                EngineCompletion::Lr
-            }
+            Engine::Lr(g) => EngineCompletion::Lr(g.completion_table(trie)),
             Engine::TokenDfa(g) => EngineCompletion::TokenDfa(g.completion_table(trie)),
         }
     }

@@ -1,11 +1,13 @@
 //! Token budgets: the completion bound against exhaustive search, budgeted masks against
 //! their definition and against the exact set of tokens that can still finish, walks that
 //! must end complete within the budget whatever the sampler, rollback and creation errors.
+//! The first three run on every backend that compiles the grammar (each bounds completions
+//! its own way; the contract is the same).
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use sieve_matcher::{CompiledGrammar, Matcher, MatcherError, Options, Tokenizer};
+use sieve_matcher::{BackendKind, CompiledGrammar, Matcher, MatcherError, Options, Tokenizer};
 use sieve_vocab::Vocabulary;
 
 /// Small grammars (GBNF) with their vocabularies: every byte they use as a token, plus a few
@@ -58,9 +60,47 @@ fn vocab(tokens: &[&str]) -> Arc<Vocabulary> {
 }
 
 fn compile(grammar: &str, tokens: &[&str]) -> Arc<CompiledGrammar> {
+    compile_on(grammar, tokens, BackendKind::Earley).expect("the default backend compiles")
+}
+
+/// `grammar` on `backend`, `None` when that backend refuses it.
+fn compile_on(
+    grammar: &str,
+    tokens: &[&str],
+    backend: BackendKind,
+) -> Option<Arc<CompiledGrammar>> {
     let grammar = sieve_gbnf::compile(grammar, &Default::default()).expect("grammar");
     let tokenizer = Arc::new(Tokenizer::new(vocab(tokens)));
-    Arc::new(CompiledGrammar::new(&grammar, tokenizer, &Options::default()).expect("compiles"))
+    let options = Options {
+        backend: backend.into(),
+        ..Options::default()
+    };
+    CompiledGrammar::new(&grammar, tokenizer, &options)
+        .ok()
+        .map(Arc::new)
+}
+
+/// Every case on every backend that compiles it, named `case/backend`; the default backend
+/// compiles every case, and every backend at least one.
+fn cases_on_every_backend() -> Vec<(
+    String,
+    &'static str,
+    &'static [&'static str],
+    Arc<CompiledGrammar>,
+)> {
+    let mut out = Vec::new();
+    for backend in BackendKind::ALL {
+        let before = out.len();
+        for &(name, grammar, tokens) in CASES {
+            if let Some(compiled) = compile_on(grammar, tokens, backend) {
+                out.push((format!("{name}/{backend}"), grammar, tokens, compiled));
+            } else {
+                assert_ne!(backend, BackendKind::Earley, "{name}");
+            }
+        }
+        assert!(out.len() > before, "{backend} compiles none of the cases");
+    }
+    out
 }
 
 fn text_ids(compiled: &CompiledGrammar) -> Vec<u32> {
@@ -149,8 +189,8 @@ impl Rng {
 
 #[test]
 fn the_bound_is_an_upper_bound_with_descent_at_every_state_of_random_walks() {
-    for &(name, grammar, tokens) in CASES {
-        let compiled = compile(grammar, tokens);
+    for (name, _, _, compiled) in cases_on_every_backend() {
+        let name = name.as_str();
         let ids = text_ids(&compiled);
         for seed in 1..=6u64 {
             let mut rng = Rng(seed * 0x9e37_79b9);
@@ -252,8 +292,8 @@ fn check_budgeted_mask(
 #[test]
 fn budgeted_masks_match_their_definition_and_never_allow_a_token_that_cannot_finish() {
     let mut forbidden_live = 0;
-    for &(name, grammar, tokens) in CASES {
-        let compiled = compile(grammar, tokens);
+    for (name, _, _, compiled) in cases_on_every_backend() {
+        let name = name.as_str();
         let ids = text_ids(&compiled);
         let min = Matcher::new(compiled.clone())
             .completion_bound()
@@ -303,8 +343,8 @@ fn pick(m: &mut Matcher, out: &[u8], rng: &mut Rng, adversary: bool) -> u32 {
 
 #[test]
 fn every_walk_ends_complete_within_the_budget_whatever_the_sampler() {
-    for &(name, grammar, tokens) in CASES {
-        let compiled = compile(grammar, tokens);
+    for (name, grammar, _, compiled) in cases_on_every_backend() {
+        let name = name.as_str();
         let min = Matcher::new(compiled.clone())
             .completion_bound()
             .expect("bounded")
