@@ -242,7 +242,7 @@ fn backend_flag_selects_reports_and_refuses() {
         "auto falls back to Earley: {out}"
     );
     // Refusals are diagnostics naming the backend and the reason.
-    let (code, _, err) = sieve(&["check", "--backend", "lr", "grammars/llama.cpp/json.gbnf"]);
+    let (code, _, err) = sieve(&["check", "--backend", "lr", "grammars/llama.cpp/c.gbnf"]);
     assert_eq!(code, 1);
     assert!(
         err.contains("the lr backend refuses this grammar: the grammar is not LR(1)"),

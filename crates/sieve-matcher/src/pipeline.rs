@@ -29,8 +29,9 @@
 //! # Invariants
 //!
 //! - Every stage takes its settings from the caller's [`Options`] (normalisation from
-//!   `normalize`, automata from `fsm`, the recogniser from `earley`) and from nowhere else: no
-//!   stage falls back to defaults of its own.
+//!   `normalize`, automata from `fsm`, the recogniser from `backend` and its section) and from
+//!   nowhere else: no stage falls back to defaults of its own. The one adjustment: the LR
+//!   backend normalises with a repetition threshold of at least [`LR_REPETITION_THRESHOLD`].
 //! - The automata are built from a [`Normalized`] grammar, whose type proves the normalised
 //!   form, so the automata stage does not check that contract again
 //!   (`sieve_fsm::Builder::build_normalized`).
@@ -43,7 +44,7 @@
 
 use std::sync::Arc;
 
-use crate::selection::BackendKind;
+use crate::selection::{BackendChoice, BackendKind};
 
 use sieve_earley::EarleyGrammar;
 use sieve_fsm::{AutomatonCache, GrammarFsms};
@@ -53,11 +54,28 @@ use sieve_normalize::Normalized;
 use crate::engine::Engine;
 pub use crate::{CompileError, Options};
 
-/// Stage 1: runs the normalisation passes with `options.normalize`.
+/// The least repetition threshold grammars compiled for the LR backend are normalised with.
+/// A bounded repetition past the threshold is written as optional copies followed by a
+/// counted rule, and where the copies end and the counter starts is free: that form is
+/// ambiguous, never LR(1). Expanding bounds up to 64 keeps JSON's `ws ::= [ \t]{0,20}` and
+/// most schema bounds LR(1), at the cost of larger tables.
+pub const LR_REPETITION_THRESHOLD: u32 = 64;
+
+/// Stage 1: runs the normalisation passes with `options.normalize` — its repetition
+/// threshold raised to [`LR_REPETITION_THRESHOLD`] when `options.backend` is the LR backend.
 ///
 /// # Errors
 /// [`CompileError::Normalize`] when the grammar accepts nothing or grows past a limit.
 pub fn normalize(grammar: &Grammar, options: &Options) -> Result<Normalized, CompileError> {
+    if options.backend == BackendChoice::Lr
+        && options.normalize.repetition_threshold < LR_REPETITION_THRESHOLD
+    {
+        let config = sieve_normalize::Config {
+            repetition_threshold: LR_REPETITION_THRESHOLD,
+            ..options.normalize.clone()
+        };
+        return Ok(sieve_normalize::normalize(grammar, &config)?);
+    }
     Ok(sieve_normalize::normalize(grammar, &options.normalize)?)
 }
 
