@@ -8,7 +8,7 @@
 //! draws the rest: whether the root repeats (so many languages are infinite), a vocabulary of
 //! up to 43 text tokens of one to four bytes over `abcx` (duplicates allowed) plus an EOS,
 //! another special and an unused id at random places, the options (repetition threshold, an
-//! empty mask cache, tight recogniser limits), and up to 64 calls: fill the mask, accept a
+//! empty mask cache, tight recogniser limits, the backend), and up to 64 calls: fill the mask, accept a
 //! token from the mask (most often, and EOS rarely, so outputs grow), accept any id or EOS
 //! (rejections must leave the matcher unchanged), roll back, reset, accept bytes, validate a
 //! draft, ask for the forced bytes.
@@ -40,7 +40,7 @@ use libfuzzer_sys::fuzz_target;
 use sieve_earley::{EarleyGrammar, Parser};
 use sieve_ir::reference::Recognizer;
 use sieve_ir::{ByteClass, Expr, Grammar, GrammarBuilder, RuleId};
-use sieve_matcher::{CompiledGrammar, Matcher, MatcherError, Options, Tokenizer};
+use sieve_matcher::{BackendChoice, CompiledGrammar, Matcher, MatcherError, Options, Tokenizer};
 use sieve_vocab::Vocabulary;
 
 /// The bytes grammars are written over.
@@ -161,9 +161,17 @@ fn vocabulary(rng: &mut Rng) -> Vocabulary {
 }
 
 /// Default options, with now and then a small repetition threshold (counted rules), no mask
-/// cache, or tight recogniser limits.
+/// cache, or tight recogniser limits; any backend (the oracle is always Earley, so the LR and
+/// token-DFA backends are differentially fuzzed; one that refuses the grammar skips it, and
+/// `auto` falls back to Earley).
 fn options(rng: &mut Rng) -> Options {
     let mut options = Options::default();
+    options.backend = [
+        BackendChoice::Earley,
+        BackendChoice::Lr,
+        BackendChoice::TokenDfa,
+        BackendChoice::Auto,
+    ][rng.below(4)];
     options.normalize.max_rules = 2_000;
     options.normalize.max_size = 50_000;
     if rng.below(3) == 0 {

@@ -9,10 +9,12 @@
 //!
 //! - the start is state `0`, and states are numbered breadth-first from it, bytes in
 //!   ascending order, so two DFAs of one language are equal field for field;
-//! - every state is reachable from the start and reaches an accepting state (no dead
-//!   states: a missing transition, [`DEAD`], is the only rejection), so a byte with a
-//!   transition keeps the input a prefix of a sentence;
-//! - no two states accept the same language (minimal);
+//! - every state is reachable from the start and reaches an accepting state or a cycle (no
+//!   dead states: a missing transition, [`DEAD`], is the only rejection), so a byte with a
+//!   transition keeps the input a prefix of a sentence or of an infinite derivation (a
+//!   pumping rule such as `B ::= "a" B`, viable for the seam as for the Earley backend);
+//! - no two states are bisimilar (minimal: equal accepted languages and equal sets of
+//!   viable continuations);
 //! - byte classes are the coarsest partition of the bytes that no state's transitions split.
 //!
 //! [`determinize`] never holds more than its limit of DFA states, nor state sets of more than
@@ -304,6 +306,34 @@ pub(crate) fn determinize(nfa: &Nfa, limit: usize) -> Option<ByteDfa> {
     })
 }
 
+/// Per state, whether some path from it runs forever: what is left after taking away, again
+/// and again, every state all of whose transitions lead to states already taken away.
+fn reaches_a_cycle(dfa: &ByteDfa, reverse_first: &[usize], incoming: &[(u32, u32)]) -> Vec<bool> {
+    let n = dfa.state_count();
+    let k = dfa.classes;
+    let mut out_degree: Vec<usize> = (0..n)
+        .map(|s| {
+            dfa.table[s * k..(s + 1) * k]
+                .iter()
+                .filter(|&&t| t != DEAD)
+                .count()
+        })
+        .collect();
+    let mut remaining = vec![true; n];
+    let mut stack: Vec<usize> = (0..n).filter(|&s| out_degree[s] == 0).collect();
+    while let Some(t) = stack.pop() {
+        remaining[t] = false;
+        for &(_, s) in &incoming[reverse_first[t]..reverse_first[t + 1]] {
+            let s = s as usize;
+            out_degree[s] -= 1;
+            if out_degree[s] == 0 {
+                stack.push(s);
+            }
+        }
+    }
+    remaining
+}
+
 /// The minimal trimmed DFA of `dfa`'s language, numbered canonically and with the coarsest
 /// byte classes (see the module docs). An empty language gives one non-accepting state
 /// without transitions.
@@ -331,7 +361,16 @@ pub(crate) fn minimize(dfa: &ByteDfa) -> ByteDfa {
             }
         }
     }
+    // Live: the states that reach an accepting state or a cycle. A cycle is an infinite
+    // derivation (`B ::= "a" B`), whose prefixes the seam counts as viable, as the Earley
+    // backend does; only dead ends go.
     let mut live = dfa.accepting.clone();
+    for (s, cyclic) in reaches_a_cycle(dfa, &reverse_first, &incoming)
+        .into_iter()
+        .enumerate()
+    {
+        live[s] |= cyclic;
+    }
     let mut stack: Vec<u32> = (0..n as u32).filter(|&s| live[s as usize]).collect();
     while let Some(t) = stack.pop() {
         for &(_, s) in &incoming[reverse_first[t as usize]..reverse_first[t as usize + 1]] {

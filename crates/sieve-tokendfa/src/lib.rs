@@ -50,7 +50,7 @@
 //! # Invariants
 //!
 //! The DFA is minimal and trimmed: a byte with a transition keeps the input a prefix of a
-//! sentence, so [`Recognizer::allowed_bytes`] and [`Recognizer::push_byte`] are exact, and
+//! sentence (or of an infinite derivation, as the seam counts it), so [`Recognizer::allowed_bytes`] and [`Recognizer::push_byte`] are exact, and
 //! masks through the token cache equal brute force. Nothing recurses on user input, and every
 //! construction is bounded by [`Config`].
 
