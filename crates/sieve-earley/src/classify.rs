@@ -157,6 +157,12 @@ impl<'g> Dfa<'g> {
         max_rows: usize,
         tables: Tables,
     ) -> Dfa<'g> {
+        let mut tables = tables;
+        if tables.table.capacity() == 0 {
+            // Room for the rows kept between classifications at once: growing the table
+            // row by row would copy it again each time its capacity doubles.
+            tables.table.reserve(KEEP_ROWS * 256);
+        }
         let mut walk = StaticWalk::with_stacks(g, tables.stacks);
         let start = walk.start_in(state, context);
         let mut dfa = Dfa {
