@@ -8,7 +8,11 @@
 //!   ends in `q`; [`TokenAutomaton::fill_mask`] sets exactly those tokens.
 //! - A state that loops on a large byte class keeps the class's region (shared with the trie,
 //!   Koo et al.'s terminal-label mask): its tokens lead back to the state and are not listed
-//!   as edges; every other accepted token is one explicit edge. Edges are kept by trie
+//!   as edges; every other accepted token is one explicit edge. A state that loops on UTF-8
+//!   text (a JSON string's characters, [`crate::text::TextShape::is_plain_loop`]) keeps the
+//!   tokens of its text region that end on a character boundary (they lead back to it); the
+//!   region's tokens that end inside a character are explicit edges to the state of their
+//!   decoder state, as are the tokens found below the region's exits. Edges are kept by trie
 //!   position, in the order the walk finds them (ascending), so building needs no sort; a
 //!   token id is mapped to its position by one look-up.
 //! - Each state also keeps its explicit edges' tokens as a [`TokenSet`] (a bitmask or an id
@@ -19,11 +23,67 @@
 use std::sync::Arc;
 
 use sieve_backend::TokenSet;
-use sieve_vocab::{ClassRegion, TokenTrie};
+use sieve_vocab::{ClassRegion, TextRegion, TokenTrie, Utf8State};
 
 use crate::dfa::ByteDfa;
-use crate::walk::{walk, Visit};
+use crate::text::TextShape;
+use crate::walk::{walk, walk_text, Visit};
 use crate::TokenDfaError;
+
+/// The tokens that lead from a state back to itself without being listed as edges.
+#[derive(Clone, Debug)]
+enum Loop {
+    /// A class region's inside (shared with the trie).
+    Class(Arc<ClassRegion>),
+    /// A text region's inside less its tokens that end inside a character.
+    Text(Arc<Vec<u32>>),
+}
+
+impl Loop {
+    fn bits(&self) -> &[u32] {
+        match self {
+            Loop::Class(region) => &region.inside,
+            Loop::Text(bits) => bits,
+        }
+    }
+}
+
+/// The text tokens whose bytes are well-formed UTF-8 that ends inside a character, whatever
+/// the ASCII bytes: by trie position (ascending) with the decoder state they end in, and as
+/// a bitmask by id.
+struct MidCharacter {
+    tokens: Vec<(u32, Utf8State)>,
+    bits: Vec<u32>,
+}
+
+impl MidCharacter {
+    fn new(trie: &TokenTrie) -> MidCharacter {
+        let all_ascii = [u64::MAX, u64::MAX, 0, 0];
+        let nodes = trie.nodes();
+        let mut decoder = vec![Utf8State::Boundary; trie.max_token_len() + 1];
+        let mut tokens = Vec::new();
+        let mut bits = vec![0u32; trie.n_vocab().div_ceil(32)];
+        let mut n = 0;
+        while n < nodes.len() {
+            let node = nodes[n];
+            let depth = node.depth as usize;
+            let Some(after) = decoder[depth - 1].step(node.byte, &all_ascii) else {
+                n = node.end as usize;
+                continue;
+            };
+            decoder[depth] = after;
+            if after != Utf8State::Boundary {
+                for pos in trie.tokens_at_node(n) {
+                    tokens.push((pos as u32, after));
+                    let id = trie.token(pos).index();
+                    bits[id / 32] |= 1 << (id % 32);
+                }
+            }
+            n += 1;
+        }
+        MidCharacter { tokens, bits }
+    }
+}
 
 /// The token-level automaton of a [`crate::TokenDfa`] and a vocabulary (see the module docs).
 #[derive(Clone, Debug)]
@@ -37,8 +97,8 @@ pub struct TokenAutomaton {
     /// edges, ascending.
     offsets: Vec<usize>,
     edges: Vec<(u32, u32)>,
-    /// Per state: the region whose tokens loop on it, if the wildcard path was taken.
-    loops: Vec<Option<Arc<ClassRegion>>>,
+    /// Per state: the tokens that loop on it unlisted, if a region was taken.
+    loops: Vec<Option<Loop>>,
     /// Per state: the tokens of its explicit edges, as a bitmask or an id list (whichever is
     /// smaller), so a mask is one look-up and a copy.
     masks: Vec<TokenSet>,
@@ -85,22 +145,27 @@ fn token_set(trie: &TokenTrie, edges: &[(u32, u32)], words: usize) -> TokenSet {
 }
 
 impl TokenAutomaton {
-    /// Composes `trie` with every state of `dfa`, within `limit` heap bytes.
-    pub(crate) fn build(
+    /// Composes `trie` with every state of `dfa`, within `limit` heap bytes; `shape` gives
+    /// each state's text shape.
+    pub(crate) fn build<'a>(
         dfa: &ByteDfa,
+        shape: impl Fn(u32) -> Option<&'a TextShape>,
         trie: &TokenTrie,
         limit: usize,
     ) -> Result<TokenAutomaton, TokenDfaError> {
         let n = dfa.state_count();
         let mut offsets = Vec::with_capacity(n + 1);
         let mut edges: Vec<(u32, u32)> = Vec::new();
-        let mut loops: Vec<Option<Arc<ClassRegion>>> = Vec::with_capacity(n);
+        let mut loops: Vec<Option<Loop>> = Vec::with_capacity(n);
+        let mut mid_character: Option<MidCharacter> = None;
+        // The text loops made so far, by region (a trie keeps at most 64 regions).
+        let mut text_loops: Vec<(Arc<TextRegion>, Arc<Vec<u32>>)> = Vec::new();
         let mut masks: Vec<TokenSet> = Vec::with_capacity(n);
         let mut mask_bytes = 0;
         let words = trie.n_vocab().div_ceil(32);
         let mut stack = Vec::new();
         let mut region_bytes = 0;
-        // The distinct regions met so far (a trie keeps at most 64).
+        // The distinct class regions met so far (a trie keeps at most 64).
         let mut distinct: Vec<Arc<ClassRegion>> = Vec::new();
         let ids: Vec<u32> = trie.tokens().iter().map(|t| t.index() as u32).collect();
         let mut position = vec![NOT_TEXT; trie.n_vocab()];
@@ -109,22 +174,48 @@ impl TokenAutomaton {
         }
         let fixed = (ids.len() + position.len()) * 4
             + (n + 1) * std::mem::size_of::<usize>()
-            + n * (std::mem::size_of::<Option<Arc<ClassRegion>>>()
-                + std::mem::size_of::<TokenSet>());
+            + n * (std::mem::size_of::<Option<Loop>>() + std::mem::size_of::<TokenSet>());
         for s in 0..n {
             offsets.push(edges.len());
             let start = edges.len();
-            let region = walk(dfa, trie, s as u32, &mut stack, &mut Edges(&mut edges));
+            let text = shape(s as u32).filter(|shape| shape.is_plain_loop());
+            let text = text.and_then(|shape| {
+                let region = walk_text(dfa, trie, shape, &mut stack, &mut Edges(&mut edges))?;
+                let mid = mid_character.get_or_insert_with(|| MidCharacter::new(trie));
+                let inside = &region.inside;
+                for &(pos, state) in &mid.tokens {
+                    let id = trie.token(pos as usize).index();
+                    if inside[id / 32] & (1 << (id % 32)) != 0 {
+                        edges.push((pos, shape.rows[1][state as usize]));
+                    }
+                }
+                edges[start..].sort_unstable_by_key(|&(pos, _)| pos);
+                if let Some((_, bits)) = text_loops.iter().find(|(r, _)| Arc::ptr_eq(r, &region)) {
+                    return Some(Loop::Text(bits.clone()));
+                }
+                let bits: Vec<u32> = inside.iter().zip(&mid.bits).map(|(i, m)| i & !m).collect();
+                region_bytes += bits.len() * 4;
+                let bits = Arc::new(bits);
+                text_loops.push((region, bits.clone()));
+                Some(Loop::Text(bits))
+            });
+            let found = match text {
+                Some(found) => Some(found),
+                None => {
+                    let region = walk(dfa, trie, s as u32, &mut stack, &mut Edges(&mut edges));
+                    region.map(|region| {
+                        if !distinct.iter().any(|r| Arc::ptr_eq(r, &region)) {
+                            region_bytes += region.inside.len() * 4;
+                            distinct.push(region.clone());
+                        }
+                        Loop::Class(region)
+                    })
+                }
+            };
             let mask = token_set(trie, &edges[start..], words);
             mask_bytes += mask.heap_bytes();
             masks.push(mask);
-            if let Some(region) = &region {
-                if !distinct.iter().any(|r| Arc::ptr_eq(r, region)) {
-                    region_bytes += region.inside.len() * 4;
-                    distinct.push(region.clone());
-                }
-            }
-            loops.push(region);
+            loops.push(found);
             let bytes =
                 fixed + region_bytes + mask_bytes + edges.len() * std::mem::size_of::<(u32, u32)>();
             if bytes > limit {
@@ -175,11 +266,9 @@ impl TokenAutomaton {
 
     /// The tokens that lead from `state` back to itself without being listed as edges (a
     /// bitmask by token id, `n_vocab().div_ceil(32)` words), when the state loops on a large
-    /// byte class.
+    /// byte class or on UTF-8 text.
     pub fn loop_tokens(&self, state: u32) -> Option<&[u32]> {
-        self.loops[state as usize]
-            .as_deref()
-            .map(|region| region.inside.as_slice())
+        self.loops[state as usize].as_ref().map(Loop::bits)
     }
 
     /// The state token `token` leads to from `state`, or `None` when `state` rejects it.

@@ -8,7 +8,7 @@
 //! - [`Backend::classify`] leaves nothing uncertain, so the token cache never walks the trie
 //!   with the recogniser: a mask is the union of one stored classification.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use sieve_backend::{Backend, Classification, Fingerprint, Key, LimitError, Recognizer, TokenSet};
 use sieve_fsm::GrammarFsms;
@@ -18,7 +18,8 @@ use sieve_vocab::TokenTrie;
 use crate::automaton::TokenAutomaton;
 use crate::completion::{CompletionTable, UNREACHABLE};
 use crate::dfa::{ByteDfa, DEAD};
-use crate::walk::{walk, Visit};
+use crate::text::TextShape;
+use crate::walk::{loop_class, walk, walk_text, Visit, WILDCARD_MIN};
 use crate::{Config, TokenDfaError};
 
 /// The compiled whole-constraint DFA (see the crate docs): the tables shared by every
@@ -28,6 +29,8 @@ pub struct TokenDfa {
     dfa: ByteDfa,
     /// Per state: the bytes with a transition.
     allowed: Vec<ByteClass>,
+    /// Per state, detected on first use: the text shape a classification takes.
+    text: Vec<OnceLock<Option<TextShape>>>,
     config: Config,
 }
 
@@ -52,11 +55,39 @@ impl TokenDfa {
                 class
             })
             .collect();
+        let text = (0..dfa.state_count()).map(|_| OnceLock::new()).collect();
         Ok(TokenDfa {
             dfa,
             allowed,
+            text,
             config,
         })
+    }
+
+    /// The text shape classifications from `state` take (detected on first request): none
+    /// when the state loops on a large class with non-ASCII bytes, whose class region holds
+    /// the multi-byte tokens already.
+    pub(crate) fn text_shape(&self, state: u32) -> Option<&TextShape> {
+        self.text[state as usize]
+            .get_or_init(|| {
+                let (class, count) = loop_class(&self.dfa, state);
+                let bytes_loop = count >= WILDCARD_MIN && class[2] | class[3] != 0;
+                (!bytes_loop)
+                    .then(|| TextShape::detect(&self.dfa, state))
+                    .flatten()
+            })
+            .as_ref()
+    }
+
+    /// When a classification from `state` takes the trie's text region (the state reads
+    /// UTF-8 text, as in a JSON string), the number of character counts its chain of states
+    /// tells apart: 1 when one state loops on every character, more for a string with a
+    /// bounded length (at most [`sieve_vocab::CHAIN_DEPTH`]).
+    ///
+    /// # Panics
+    /// When `state` is not below [`TokenDfa::dfa_state_count`].
+    pub fn reads_text(&self, state: u32) -> Option<usize> {
+        self.text_shape(state).map(|shape| shape.rows.len() - 1)
     }
 
     /// The start state (always `0`).
@@ -102,7 +133,12 @@ impl TokenDfa {
     /// [`TokenDfaError::TokenAutomatonTooLarge`] past [`Config::token_automaton_bytes`];
     /// masks then come state by state from [`Backend::classify`] through the token cache.
     pub fn token_automaton(&self, trie: &TokenTrie) -> Result<TokenAutomaton, TokenDfaError> {
-        TokenAutomaton::build(&self.dfa, trie, self.config.get_token_automaton_bytes())
+        TokenAutomaton::build(
+            &self.dfa,
+            |state| self.text_shape(state),
+            trie,
+            self.config.get_token_automaton_bytes(),
+        )
     }
 
     /// The completion table read off a token automaton of this DFA (equal to
@@ -275,6 +311,19 @@ impl Backend for TokenDfa {
     fn classify(&self, key: Key, trie: &TokenTrie) -> Classification {
         let mut bits = vec![0u32; trie.n_vocab().div_ceil(32)];
         let mut stack = Vec::new();
+        let text = self.text_shape(key.state).and_then(|shape| {
+            let region = walk_text(&self.dfa, trie, shape, &mut stack, &mut Bits(&mut bits))?;
+            for (b, r) in bits.iter_mut().zip(shape.bulk(trie, &region)) {
+                *b |= r;
+            }
+            Some(())
+        });
+        if text.is_some() {
+            return Classification {
+                accepted: TokenSet::from_bits(bits),
+                uncertain: Vec::new(),
+            };
+        }
         if let Some(region) = walk(&self.dfa, trie, key.state, &mut stack, &mut Bits(&mut bits)) {
             for (b, r) in bits.iter_mut().zip(&region.inside) {
                 *b |= r;

@@ -63,6 +63,7 @@ mod dfa;
 mod error;
 mod fingerprint;
 mod nfa;
+mod text;
 mod walk;
 
 pub use automaton::TokenAutomaton;

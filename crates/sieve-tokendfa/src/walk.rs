@@ -9,16 +9,24 @@
 //! the subtrees where a token first leaves the class — from the same state, since every byte
 //! before the exit looped.
 //!
+//! Text (Koo et al.'s masks for a string's characters): from a state with a [`TextShape`],
+//! [`walk_text`] takes the trie's [`TextRegion`] of the shape's class (cut by character count
+//! when the chain does not loop) at once and walks only the region's exits, each from the
+//! DFA state of the decoder state before its breaking byte.
+//!
 //! # Invariants
 //!
 //! [`walk`] reports every text token the DFA accepts from the state exactly once — by node,
-//! or in the region — with the state it leads to, and no other token.
+//! or in the region — with the state it leads to, and no other token. [`walk_text`] reports
+//! every accepted token exactly once — by node with its state, or in the returned bulk —
+//! and no other token.
 
 use std::sync::Arc;
 
-use sieve_vocab::{ClassRegion, TokenTrie};
+use sieve_vocab::{ClassRegion, TextRegion, TokenTrie};
 
 use crate::dfa::{ByteDfa, DEAD};
+use crate::text::{TextEnd, TextShape};
 
 /// The fewest bytes a state's self-loop class needs for the walk to take the class region.
 pub const WILDCARD_MIN: usize = 32;
@@ -58,9 +66,47 @@ pub(crate) fn walk(
     None
 }
 
-/// The class region of the bytes on which `state` loops, when there are enough of them and
-/// the trie still has room for the region.
-fn loop_region(dfa: &ByteDfa, trie: &TokenTrie, state: u32) -> Option<Arc<ClassRegion>> {
+/// Walks `trie` from the start of `shape` (the state it was detected from): the tokens of
+/// `shape.bulk(trie, region)` are accepted and not visited; the region's exits are walked
+/// from the row of their decoder state, and past the chain's depth the deep subtrees from
+/// its last boundary row. Returns the region, or `None` (nothing visited) when the trie has
+/// no room for it.
+pub(crate) fn walk_text(
+    dfa: &ByteDfa,
+    trie: &TokenTrie,
+    shape: &TextShape,
+    stack: &mut Vec<u32>,
+    visit: &mut impl Visit,
+) -> Option<Arc<TextRegion>> {
+    let region = trie.text_region(&shape.class)?;
+    let nodes = trie.nodes();
+    for exit in &region.exits {
+        if let Some(state) = shape.resume(exit.chars, exit.state) {
+            let at = exit.node as usize;
+            subtree(dfa, trie, at, nodes[at].end as usize, state, stack, visit);
+        }
+    }
+    if shape.end == TextEnd::Open {
+        let last = shape.rows.len() - 1;
+        let boundary = shape.rows[last][sieve_vocab::Utf8State::Boundary as usize];
+        for &deep in &trie.text_depths(&region).deep {
+            let at = deep as usize;
+            subtree(
+                dfa,
+                trie,
+                at,
+                nodes[at].end as usize,
+                boundary,
+                stack,
+                visit,
+            );
+        }
+    }
+    Some(region)
+}
+
+/// The bytes on which `state` loops, and how many.
+pub(crate) fn loop_class(dfa: &ByteDfa, state: u32) -> ([u64; 4], usize) {
     let mut class = [0u64; 4];
     let mut count = 0;
     for b in 0..=255u8 {
@@ -69,6 +115,13 @@ fn loop_region(dfa: &ByteDfa, trie: &TokenTrie, state: u32) -> Option<Arc<ClassR
             count += 1;
         }
     }
+    (class, count)
+}
+
+/// The class region of the bytes on which `state` loops, when there are enough of them and
+/// the trie still has room for the region.
+fn loop_region(dfa: &ByteDfa, trie: &TokenTrie, state: u32) -> Option<Arc<ClassRegion>> {
+    let (class, count) = loop_class(dfa, state);
     if count < WILDCARD_MIN {
         return None;
     }

@@ -651,3 +651,96 @@ fn a_wildcard_state_keeps_its_class_region() {
         automaton.edges(0).count()
     );
 }
+
+/// JSON Schemas whose strings are text states: unbounded, bounded (a chain that dies), with a
+/// minimum (a chain that loops after its first counts), and longer than the chain's depth (a
+/// chain left open).
+const TEXT_SCHEMAS: &[(&str, &[usize])] = &[
+    (
+        r#"{"type": "object", "properties": {"name": {"type": "string"}, "note": {"type": "string", "maxLength": 5}}, "required": ["name", "note"], "additionalProperties": false}"#,
+        &[1, 5],
+    ),
+    (
+        r#"{"type": "array", "items": {"type": "string", "minLength": 3}, "maxItems": 2}"#,
+        &[3],
+    ),
+    (
+        r#"{"type": "string", "minLength": 2, "maxLength": 40}"#,
+        &[sieve_vocab::CHAIN_DEPTH],
+    ),
+];
+
+/// Every state of `TEXT_SCHEMAS` that takes the text path classifies and composes exactly as
+/// brute force does, and the chains named in the table are found (from the string's opening
+/// quote, by their character counts).
+fn text_states_equal_brute_force(trie: &TokenTrie) {
+    for &(text, chains) in TEXT_SCHEMAS {
+        let g = dfa(&schema(text)).unwrap();
+        let automaton = g.token_automaton(trie).unwrap();
+        let mut found = Vec::new();
+        for state in 0..g.dfa_state_count() as u32 {
+            let Some(counts) = g.reads_text(state) else {
+                continue;
+            };
+            found.push(counts);
+            let (expected, next) = brute_force(&mut reach(&g, state), trie);
+            let mut mask = vec![0u32; expected.len()];
+            g.classify(sieve_backend::Key::bare(state), trie)
+                .accepted
+                .or_into(&mut mask);
+            assert!(mask == expected, "{text}: state {state} ({counts} counts)");
+            let mut from_automaton = vec![0u32; expected.len()];
+            automaton.fill_mask(state, &mut from_automaton);
+            assert!(from_automaton == expected, "{text}: automaton at {state}");
+            for (token, to) in next {
+                assert_eq!(
+                    automaton.next(state, token),
+                    Some(to),
+                    "{text}: {state} {token}"
+                );
+            }
+        }
+        for count in chains {
+            assert!(found.contains(count), "{text}: chains {found:?}");
+        }
+    }
+}
+
+#[test]
+fn json_string_states_take_the_text_path_and_equal_brute_force() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    text_states_equal_brute_force(&TokenTrie::new(&vocab));
+}
+
+#[test]
+#[ignore = "needs ../shared/tokenizers (or $SIEVE_SHARED)"]
+fn json_string_states_take_the_text_path_and_equal_brute_force_with_o200k_base() {
+    let shared = std::env::var_os("SIEVE_SHARED").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared"),
+        std::path::PathBuf::from,
+    );
+    let manifest = shared.join("tokenizers/manifest.json");
+    let vocab = Arc::new(
+        sieve_vocab::manifest::load_named(&manifest, "o200k_base")
+            .unwrap_or_else(|e| panic!("{}: {e}", manifest.display())),
+    );
+    text_states_equal_brute_force(&TokenTrie::new(&vocab));
+}
+
+#[test]
+fn a_json_string_state_loops_on_its_text_region() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let trie = TokenTrie::new(&vocab);
+    let g = dfa(&schema(r#"{"type": "string"}"#)).unwrap();
+    let automaton = g.token_automaton(&trie).unwrap();
+    let inside = g.next_state(0, b'"').expect("a string opens with a quote");
+    assert_eq!(g.reads_text(inside), Some(1));
+    let loops = automaton.loop_tokens(inside).expect("a text loop");
+    let looping: u32 = loops.iter().map(|w| w.count_ones()).sum();
+    assert!(looping > 40_000, "{looping} tokens in the loop");
+    assert!(
+        automaton.edges(inside).count() < 5_000,
+        "{}",
+        automaton.edges(inside).count()
+    );
+}
