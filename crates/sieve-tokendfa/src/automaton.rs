@@ -180,7 +180,7 @@ impl TokenAutomaton {
             let start = edges.len();
             let text = shape(s as u32).filter(|shape| shape.is_plain_loop());
             let text = text.and_then(|shape| {
-                let region = walk_text(dfa, trie, shape, &mut stack, &mut Edges(&mut edges))?;
+                let (region, _) = walk_text(dfa, trie, shape, &mut stack, &mut Edges(&mut edges))?;
                 let mid = mid_character.get_or_insert_with(|| MidCharacter::new(trie));
                 let inside = &region.inside;
                 for &(pos, state) in &mid.tokens {

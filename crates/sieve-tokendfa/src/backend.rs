@@ -312,10 +312,9 @@ impl Backend for TokenDfa {
         let mut bits = vec![0u32; trie.n_vocab().div_ceil(32)];
         let mut stack = Vec::new();
         let text = self.text_shape(key.state).and_then(|shape| {
-            let region = walk_text(&self.dfa, trie, shape, &mut stack, &mut Bits(&mut bits))?;
-            for (b, r) in bits.iter_mut().zip(shape.bulk(trie, &region)) {
-                *b |= r;
-            }
+            let (region, odd) =
+                walk_text(&self.dfa, trie, shape, &mut stack, &mut Bits(&mut bits))?;
+            shape.add_bulk(trie, &region, &odd, &mut bits);
             Some(())
         });
         if text.is_some() {

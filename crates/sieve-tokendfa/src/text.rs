@@ -21,6 +21,10 @@
 //!   it loops), is accepted, and a prefix of it ends in the row of its decoder state.
 //! - When the chain dies, no character (class byte or lead byte) can start after the last
 //!   count: tokens starting more characters are rejected.
+//! - A shape may list *odd first bytes*: the start leads elsewhere than the rows say on them
+//!   (the first byte of a text that must not begin with a given word, free text after a `<`
+//!   that may open a tag). Tokens starting with one are not in the bulk: their subtrees are
+//!   walked whole from the start. At most [`MAX_ODD_FIRST_BYTES`] of them.
 
 use sieve_vocab::{TextRegion, TokenTrie, Utf8State, CHAIN_DEPTH};
 
@@ -28,6 +32,9 @@ use crate::dfa::{ByteDfa, DEAD};
 
 /// The fewest ASCII bytes a text shape's class needs (fewer: the plain walk is as cheap).
 pub(crate) const MIN_TEXT_CLASS: u32 = 32;
+
+/// The most first bytes a shape walks apart from its text region.
+const MAX_ODD_FIRST_BYTES: usize = 16;
 
 /// No row (yet) for this decoder state.
 const NO_ROW: u32 = u32::MAX - 1;
@@ -52,11 +59,57 @@ pub(crate) struct TextShape {
     /// `repr`); `rows[0]` has only the start, at the boundary.
     pub(crate) rows: Vec<[u32; 8]>,
     pub(crate) end: TextEnd,
+    /// First bytes whose subtrees are walked whole from the start, ascending.
+    pub(crate) odd_first_bytes: Vec<u8>,
 }
 
 impl TextShape {
-    /// The text shape from `start`, if it reads text (see the module docs).
+    /// The text shape from `start`, if it reads text (see the module docs): the chain of
+    /// counted states from `start`, or the loop of the state most of its ASCII bytes lead to
+    /// with the start's disagreeing first bytes as odd ones, whichever has the larger class.
     pub(crate) fn detect(dfa: &ByteDfa, start: u32) -> Option<TextShape> {
+        let chain = TextShape::chain(dfa, start);
+        let entered = TextShape::entered_loop(dfa, start);
+        match (chain, entered) {
+            (Some(chain), Some(entered))
+                if class_size(&entered.class) > class_size(&chain.class) =>
+            {
+                Some(entered)
+            }
+            (Some(chain), _) => Some(chain),
+            (None, entered) => entered,
+        }
+    }
+
+    /// The plain loop of the state `q` most of `start`'s ASCII bytes lead to, entered from
+    /// `start`: the bytes on which `start` does not step to `q`'s row of the decoder state
+    /// after them are odd first bytes.
+    fn entered_loop(dfa: &ByteDfa, start: u32) -> Option<TextShape> {
+        let mut all = [u64::MAX, u64::MAX, 0, 0];
+        let q = most_common_target(dfa, start, &mut all)?;
+        if q == DEAD || q == start {
+            return None;
+        }
+        let mut shape = TextShape::chain(dfa, q).filter(TextShape::is_plain_loop)?;
+        let rows = shape.rows[1];
+        let mut odd = Vec::new();
+        for b in 0..=0xf4u8 {
+            if let Some(after) = Utf8State::Boundary.step(b, &shape.class) {
+                if dfa.next(start, b) != rows[after as usize] {
+                    odd.push(b);
+                }
+            }
+        }
+        if odd.len() > MAX_ODD_FIRST_BYTES {
+            return None;
+        }
+        shape.rows[0][Utf8State::Boundary as usize] = start;
+        shape.odd_first_bytes = odd;
+        Some(shape)
+    }
+
+    /// The chain of counted states from `start` (see the module docs).
+    fn chain(dfa: &ByteDfa, start: u32) -> Option<TextShape> {
         let mut class = [0u64; 4];
         for b in 0..128u8 {
             class[b as usize / 64] |= 1 << (b % 64);
@@ -71,6 +124,7 @@ impl TextShape {
                     class,
                     rows,
                     end: TextEnd::Open,
+                    odd_first_bytes: Vec::new(),
                 });
             }
             let from = rows[count][Utf8State::Boundary as usize];
@@ -84,6 +138,7 @@ impl TextShape {
                     class,
                     rows,
                     end: TextEnd::Dies,
+                    odd_first_bytes: Vec::new(),
                 });
             }
             next[Utf8State::Boundary as usize] = target;
@@ -123,23 +178,70 @@ impl TextShape {
                     class,
                     rows,
                     end: TextEnd::Loops,
+                    odd_first_bytes: Vec::new(),
                 });
             }
         }
     }
 
-    /// Whether the shape is one state looping on every character (no count matters).
+    /// Whether the shape is one state looping on every character (no count matters, no odd
+    /// first byte).
     pub(crate) fn is_plain_loop(&self) -> bool {
-        self.end == TextEnd::Loops && self.rows.len() == 2
+        self.end == TextEnd::Loops
+            && self.rows.len() == 2
+            && self.rows[1][Utf8State::Boundary as usize]
+                == self.rows[0][Utf8State::Boundary as usize]
     }
 
-    /// The tokens accepted without a walk: `region`'s inside, cut by character count unless
-    /// the chain loops. `region` is `trie`'s text region of [`TextShape::class`].
-    pub(crate) fn bulk<'r>(&self, trie: &TokenTrie, region: &'r TextRegion) -> &'r [u32] {
-        match self.end {
+    /// Sets in `bits` the tokens accepted without a walk: `region`'s inside, cut by
+    /// character count unless the chain loops, less the subtrees of the odd first bytes
+    /// (`odd`, from [`TextShape::odd_subtrees`]). `region` is `trie`'s text region of
+    /// [`TextShape::class`].
+    pub(crate) fn add_bulk(
+        &self,
+        trie: &TokenTrie,
+        region: &TextRegion,
+        odd: &[(usize, usize)],
+        bits: &mut [u32],
+    ) {
+        let bulk = match self.end {
             TextEnd::Loops => &region.inside,
             TextEnd::Dies | TextEnd::Open => &trie.text_depths(region).upto[self.rows.len() - 1],
+        };
+        if odd.is_empty() {
+            for (b, r) in bits.iter_mut().zip(bulk) {
+                *b |= r;
+            }
+            return;
         }
+        let mut taken = bulk.clone();
+        for &(from, _) in odd {
+            for pos in trie.nodes()[from].pos as usize..trie.node_pos_end(from) {
+                let id = trie.token(pos).index();
+                taken[id / 32] &= !(1 << (id % 32));
+            }
+        }
+        for (b, r) in bits.iter_mut().zip(&taken) {
+            *b |= r;
+        }
+    }
+
+    /// The depth-1 subtrees of the odd first bytes, as node ranges in pre-order.
+    pub(crate) fn odd_subtrees(&self, trie: &TokenTrie) -> Vec<(usize, usize)> {
+        let mut odd = Vec::new();
+        if self.odd_first_bytes.is_empty() {
+            return odd;
+        }
+        let nodes = trie.nodes();
+        let mut n = 0;
+        while n < nodes.len() {
+            let node = nodes[n];
+            if self.odd_first_bytes.binary_search(&node.byte).is_ok() {
+                odd.push((n, node.end as usize));
+            }
+            n = node.end as usize;
+        }
+        odd
     }
 
     /// The state a walk resumes from at an exit after `chars` started characters in decoder
@@ -178,6 +280,11 @@ fn most_common_target(dfa: &ByteDfa, from: u32, class: &mut [u64; 4]) -> Option<
         }
     }
     (size >= MIN_TEXT_CLASS).then_some(target)
+}
+
+/// The number of bytes in `class`.
+fn class_size(class: &[u64; 4]) -> u32 {
+    class.iter().map(|w| w.count_ones()).sum()
 }
 
 /// Records `t` as the row of `state`: `Some(true)` when new, `Some(false)` when it was

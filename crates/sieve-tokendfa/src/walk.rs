@@ -67,22 +67,28 @@ pub(crate) fn walk(
 }
 
 /// Walks `trie` from the start of `shape` (the state it was detected from): the tokens of
-/// `shape.bulk(trie, region)` are accepted and not visited; the region's exits are walked
-/// from the row of their decoder state, and past the chain's depth the deep subtrees from
-/// its last boundary row. Returns the region, or `None` (nothing visited) when the trie has
-/// no room for it.
+/// [`TextShape::add_bulk`] are accepted and not visited; the region's exits are walked from
+/// the row of their decoder state, past the chain's depth the deep subtrees from its last
+/// boundary row, and the odd first bytes' subtrees whole from the start. Returns the region
+/// and those subtrees, or `None` (nothing visited) when the trie has no room for the region.
 pub(crate) fn walk_text(
     dfa: &ByteDfa,
     trie: &TokenTrie,
     shape: &TextShape,
     stack: &mut Vec<u32>,
     visit: &mut impl Visit,
-) -> Option<Arc<TextRegion>> {
+) -> Option<(Arc<TextRegion>, Subtrees)> {
     let region = trie.text_region(&shape.class)?;
     let nodes = trie.nodes();
+    let odd = shape.odd_subtrees(trie);
+    let mut odd_at = odd.iter().peekable();
     for exit in &region.exits {
+        let at = exit.node as usize;
+        while odd_at.next_if(|&&(_, to)| to <= at).is_some() {}
+        if odd_at.peek().is_some_and(|&&(from, _)| from <= at) {
+            continue;
+        }
         if let Some(state) = shape.resume(exit.chars, exit.state) {
-            let at = exit.node as usize;
             subtree(dfa, trie, at, nodes[at].end as usize, state, stack, visit);
         }
     }
@@ -102,8 +108,15 @@ pub(crate) fn walk_text(
             );
         }
     }
-    Some(region)
+    let start = shape.rows[0][sieve_vocab::Utf8State::Boundary as usize];
+    for &(from, to) in &odd {
+        subtree(dfa, trie, from, to, start, stack, visit);
+    }
+    Some((region, odd))
 }
+
+/// Node ranges of whole subtrees, in pre-order.
+pub(crate) type Subtrees = Vec<(usize, usize)>;
 
 /// The bytes on which `state` loops, and how many.
 pub(crate) fn loop_class(dfa: &ByteDfa, state: u32) -> ([u64; 4], usize) {
