@@ -14,7 +14,7 @@
 //!   JSON-Schema-Test-Suite, SchemaStore and JSONSchemaBench, per-suite tables, and a ratchet
 //!   against `xtask/expected/schema-suites.tsv` (see `schema_suites`); `--suite=NAME` runs
 //!   one suite.
-//! - `cargo xtask budget [SHARED_DIR] [--schemas=N] [--seeds=K]` — the evidence for token
+//! - `cargo xtask budget [SHARED_DIR] [--schemas=N] [--seeds=K] [--backend=NAME]` — the evidence for token
 //!   budgets: seeded walks with and without the guarantee over `grammars/` and JSONSchemaBench,
 //!   the bound's tightness against exhaustive search, mask times (see `budget`).
 //! - `cargo xtask compare [SHARED_DIR] [--repeats=N]` — every backend side by side on the
@@ -99,16 +99,23 @@ fn main() -> ExitCode {
                 .map(PathBuf::from)
                 .unwrap_or_else(|| workspace_root().join("../shared"));
             number("--schemas=", 200).and_then(|schemas| {
+                let backend = args
+                    .iter()
+                    .find_map(|a| a.strip_prefix("--backend="))
+                    .unwrap_or("earley")
+                    .parse()
+                    .map_err(|e: sieve_matcher::UnknownBackend| e.to_string())?;
                 let settings = budget::Settings {
                     shared,
                     schemas: schemas as usize,
                     seeds: number("--seeds=", 2)?,
+                    backend,
                 };
                 budget::run(&workspace_root(), &settings)
             })
         }
         _ => Err(
-            "usage: cargo xtask (tidy | record-traces | compare [SHARED_DIR] [--repeats=N] | corpus [SHARED_DIR] | lark [SHARED_DIR] | schema-suites [SHARED_DIR] [--update] [--suite=NAME] | budget [SHARED_DIR] [--schemas=N] [--seeds=K])"
+            "usage: cargo xtask (tidy | record-traces | compare [SHARED_DIR] [--repeats=N] | corpus [SHARED_DIR] | lark [SHARED_DIR] | schema-suites [SHARED_DIR] [--update] [--suite=NAME] | budget [SHARED_DIR] [--schemas=N] [--seeds=K] [--backend=NAME])"
                 .to_owned(),
         ),
     };
