@@ -17,7 +17,9 @@
 //! 2. [`TokenDfa`] implements [`Backend`]: its keys are DFA states, with no contexts, and
 //!    [`Backend::classify`] is exact (no uncertain tokens) — a walk of the trie over the
 //!    DFA's table from the state, with a state that loops on a large byte class taking the
-//!    trie's class region at once (terminal-label masks). [`TokenDfaRecognizer`] is a stack
+//!    trie's class region at once (terminal-label masks), and a state that reads UTF-8 text
+//!    character by character (a JSON string, bounded or not) taking the trie's text region
+//!    and walking only its exits. [`TokenDfaRecognizer`] is a stack
 //!    of DFA states: a push is one table look-up, a pop a truncation.
 //! 3. [`TokenDfa::token_automaton`] composes the vocabulary with every state ahead of time
 //!    ([`TokenAutomaton`]), within [`Config::token_automaton_bytes`]; past the bound it fails
