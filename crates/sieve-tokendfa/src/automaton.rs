@@ -48,41 +48,53 @@ impl Loop {
     }
 }
 
-/// The text tokens whose bytes are well-formed UTF-8 that ends inside a character, whatever
-/// the ASCII bytes: by trie position (ascending) with the decoder state they end in, and as
-/// a bitmask by id.
+/// The text tokens that end inside a character, whatever the ASCII bytes: by trie position
+/// (ascending) with the decoder state they end in, and as a bitmask by id (see
+/// [`MidCharacter::new`]).
 struct MidCharacter {
     tokens: Vec<(u32, Utf8State)>,
     bits: Vec<u32>,
 }
 
 impl MidCharacter {
+    /// Reads each token's last bytes only: a token whose bytes are a well-formed prefix ends
+    /// inside a character iff its last lead byte is followed by fewer continuation bytes
+    /// than it needs. Tokens that are not well-formed are listed too (with a state computed
+    /// the same way); no text region holds them, so they are never looked up.
     fn new(trie: &TokenTrie) -> MidCharacter {
-        let all_ascii = [u64::MAX, u64::MAX, 0, 0];
-        let nodes = trie.nodes();
-        let mut decoder = vec![Utf8State::Boundary; trie.max_token_len() + 1];
         let mut tokens = Vec::new();
         let mut bits = vec![0u32; trie.n_vocab().div_ceil(32)];
-        let mut n = 0;
-        while n < nodes.len() {
-            let node = nodes[n];
-            let depth = node.depth as usize;
-            let Some(after) = decoder[depth - 1].step(node.byte, &all_ascii) else {
-                n = node.end as usize;
+        for pos in 0..trie.len() {
+            let bytes = trie.bytes_at(pos);
+            if bytes.last().is_none_or(|&b| b < 0x80) {
+                continue;
+            }
+            let Some(state) = partial_character(bytes) else {
                 continue;
             };
-            decoder[depth] = after;
-            if after != Utf8State::Boundary {
-                for pos in trie.tokens_at_node(n) {
-                    tokens.push((pos as u32, after));
-                    let id = trie.token(pos).index();
-                    bits[id / 32] |= 1 << (id % 32);
-                }
-            }
-            n += 1;
+            tokens.push((pos as u32, state));
+            let id = trie.token(pos).index();
+            bits[id / 32] |= 1 << (id % 32);
         }
         MidCharacter { tokens, bits }
     }
+}
+
+/// The decoder state after `bytes` when they end inside a character whose lead byte is
+/// among their last four bytes and whose bytes so far are well-formed; `None` otherwise.
+fn partial_character(bytes: &[u8]) -> Option<Utf8State> {
+    let lead = bytes
+        .iter()
+        .rev()
+        .take(4)
+        .position(|&b| !(0x80..=0xbf).contains(&b))?;
+    let start = bytes.len() - 1 - lead;
+    let all_ascii = [u64::MAX, u64::MAX, 0, 0];
+    let mut state = Utf8State::Boundary;
+    for &b in &bytes[start..] {
+        state = state.step(b, &all_ascii)?;
+    }
+    (state != Utf8State::Boundary).then_some(state)
 }
 
 /// The token-level automaton of a [`crate::TokenDfa`] and a vocabulary (see the module docs).
