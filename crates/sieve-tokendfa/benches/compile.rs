@@ -1,8 +1,9 @@
 //! Cold compile of the token-DFA backend with GPT-2's embedded vocabulary (always at hand,
 //! unlike o200k; `benches/outlines_compare.py` is the comparison with outlines-core): the
 //! whole-constraint DFA alone, and with the full token automaton; one exact classification
-//! of a wildcard state (class region plus exits) and of a state inside a bounded text; and a
-//! mask read off the token automaton. Figures only, never assertions.
+//! of a wildcard state (class region plus exits), of a state inside a bounded text and of a
+//! JSON string's state (text region plus exits); and a mask read off the token automaton.
+//! Figures only, never assertions.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -59,6 +60,18 @@ fn compile(c: &mut Criterion) {
     });
     c.bench_function("tokendfa_classify/sentence_state", |b| {
         b.iter(|| black_box(sentence.classify(Key::bare(after_one), &trie)))
+    });
+    let string = dfa(r#""([^"\\]|\\["\\/bfnrt])*""#);
+    let inside = string
+        .next_state(0, b'"')
+        .expect("a quote opens the string");
+    assert_eq!(
+        string.reads_text(inside),
+        Some(1),
+        "the text path is measured"
+    );
+    c.bench_function("tokendfa_classify/json_string", |b| {
+        b.iter(|| black_box(string.classify(Key::bare(inside), &trie)))
     });
 }
 

@@ -16,10 +16,11 @@ use sieve_ir::ByteClass;
 use sieve_vocab::TokenTrie;
 
 use crate::automaton::TokenAutomaton;
+use crate::chain::ClassChain;
 use crate::completion::{CompletionTable, UNREACHABLE};
 use crate::dfa::{ByteDfa, DEAD};
 use crate::text::TextShape;
-use crate::walk::{loop_class, walk, walk_text, Visit, WILDCARD_MIN};
+use crate::walk::{chain_bulk, loop_class, walk, walk_chain, walk_text, Visit, WILDCARD_MIN};
 use crate::{Config, TokenDfaError};
 
 /// The compiled whole-constraint DFA (see the crate docs): the tables shared by every
@@ -31,6 +32,8 @@ pub struct TokenDfa {
     allowed: Vec<ByteClass>,
     /// Per state, detected on first use: the text shape a classification takes.
     text: Vec<OnceLock<Option<TextShape>>>,
+    /// Per state, detected on first use when it has no text shape: its class chain.
+    chains: Vec<OnceLock<Option<ClassChain>>>,
     config: Config,
 }
 
@@ -56,10 +59,12 @@ impl TokenDfa {
             })
             .collect();
         let text = (0..dfa.state_count()).map(|_| OnceLock::new()).collect();
+        let chains = (0..dfa.state_count()).map(|_| OnceLock::new()).collect();
         Ok(TokenDfa {
             dfa,
             allowed,
             text,
+            chains,
             config,
         })
     }
@@ -77,6 +82,28 @@ impl TokenDfa {
                     .flatten()
             })
             .as_ref()
+    }
+
+    /// The class chain classifications from `state` take when it has no text shape.
+    fn class_chain(&self, state: u32) -> Option<&ClassChain> {
+        self.chains[state as usize]
+            .get_or_init(|| ClassChain::detect(&self.dfa, state))
+            .as_ref()
+    }
+
+    /// When a classification from `state` takes the trie's class region along a class chain
+    /// (most bytes step through states that depend only on how many came: a bounded run of
+    /// a byte class, or a loop entered by its first byte) and `state` has no text shape, the
+    /// number of states along it after the start (0 when the state loops on the class
+    /// itself, at most [`sieve_vocab::CHAIN_DEPTH`]).
+    ///
+    /// # Panics
+    /// When `state` is not below [`TokenDfa::dfa_state_count`].
+    pub fn reads_class_chain(&self, state: u32) -> Option<usize> {
+        if self.text_shape(state).is_some() {
+            return None;
+        }
+        self.class_chain(state).map(|chain| chain.rows.len() - 1)
     }
 
     /// When a classification from `state` takes the trie's text region (the state reads
@@ -317,7 +344,19 @@ impl Backend for TokenDfa {
             shape.add_bulk(trie, &region, &odd, &mut bits);
             Some(())
         });
-        if text.is_some() {
+        let taken = text.is_some()
+            || self.class_chain(key.state).is_some_and(|chain| {
+                let Some(region) =
+                    walk_chain(&self.dfa, trie, chain, &mut stack, &mut Bits(&mut bits))
+                else {
+                    return false;
+                };
+                for (b, r) in bits.iter_mut().zip(chain_bulk(trie, chain, &region)) {
+                    *b |= r;
+                }
+                true
+            });
+        if taken {
             return Classification {
                 accepted: TokenSet::from_bits(bits),
                 uncertain: Vec::new(),

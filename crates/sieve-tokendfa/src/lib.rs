@@ -58,6 +58,7 @@
 
 mod automaton;
 mod backend;
+mod chain;
 mod completion;
 mod compose;
 mod config;

@@ -25,6 +25,7 @@ use std::sync::Arc;
 
 use sieve_vocab::{ClassRegion, TextRegion, TokenTrie};
 
+use crate::chain::ClassChain;
 use crate::dfa::{ByteDfa, DEAD};
 use crate::text::{TextEnd, TextShape};
 
@@ -113,6 +114,49 @@ pub(crate) fn walk_text(
         subtree(dfa, trie, from, to, start, stack, visit);
     }
     Some((region, odd))
+}
+
+/// Walks `trie` from the start of `chain`: the tokens of [`chain_bulk`] are accepted and not
+/// visited; each exit of the class region is walked from the row of its prefix's length, and
+/// past the chain's depth the deep subtrees from its last row. Returns the region, or `None`
+/// (nothing visited) when the trie has no room for it.
+pub(crate) fn walk_chain(
+    dfa: &ByteDfa,
+    trie: &TokenTrie,
+    chain: &ClassChain,
+    stack: &mut Vec<u32>,
+    visit: &mut impl Visit,
+) -> Option<Arc<ClassRegion>> {
+    let region = trie.class_region(&chain.class)?;
+    let nodes = trie.nodes();
+    for &exit in &region.exits {
+        let at = exit as usize;
+        let node = nodes[at];
+        if let Some(state) = chain.resume(node.depth as usize - 1) {
+            subtree(dfa, trie, at, node.end as usize, state, stack, visit);
+        }
+    }
+    if chain.end == TextEnd::Open {
+        let last = *chain.rows.last().expect("a chain has its start");
+        for &deep in &trie.region_depths(&region).deep {
+            let at = deep as usize;
+            subtree(dfa, trie, at, nodes[at].end as usize, last, stack, visit);
+        }
+    }
+    Some(region)
+}
+
+/// The tokens a walk of `chain` accepts without visiting them: `region`'s inside, cut by
+/// length unless the chain loops. `region` is `trie`'s class region of the chain's class.
+pub(crate) fn chain_bulk<'r>(
+    trie: &TokenTrie,
+    chain: &ClassChain,
+    region: &'r ClassRegion,
+) -> &'r [u32] {
+    match chain.end {
+        TextEnd::Loops => &region.inside,
+        TextEnd::Dies | TextEnd::Open => &trie.region_depths(region).upto[chain.rows.len() - 1],
+    }
 }
 
 /// Node ranges of whole subtrees, in pre-order.

@@ -737,9 +737,10 @@ fn shared_dir() -> std::path::PathBuf {
     )
 }
 
-/// The text states of the tables above and of every harness workload the backend builds
-/// (its schema, Lark or GBNF grammar, or regex; at most 64 states each) equal brute force
-/// over o200k_base, whose many multi-byte tokens make the text regions' exits matter.
+/// The text states of the tables above, and the text and class-chain states of every harness
+/// workload the backend builds (its schema, Lark or GBNF grammar, or regex; at most 64 states
+/// of each kind), equal brute force over o200k_base, whose many multi-byte tokens make the
+/// regions' exits matter.
 #[test]
 #[ignore = "needs ../shared/tokenizers and ../shared/bench (or $SIEVE_SHARED)"]
 fn json_string_states_take_the_text_path_and_equal_brute_force_with_o200k_base() {
@@ -775,8 +776,58 @@ fn json_string_states_take_the_text_path_and_equal_brute_force_with_o200k_base()
         };
         built += 1;
         text_states_of(&dir.display().to_string(), &g, &trie, 64);
+        chain_states_of(&dir.display().to_string(), &g, &trie, 64);
     }
     assert!(built >= 10, "{built} workloads built");
+}
+
+/// Regexes whose states step along class chains: a loop entered by its first byte, a
+/// bounded run that dies, one left open past the chain's depth, and a run with a minimum;
+/// with the chain lengths that must be found.
+const CHAIN_REGEXES: &[(&str, &[usize])] = &[
+    (
+        r"[a-zA-Z0-9._%+-]+@[a-zA-Z0-9-]+(\.[a-zA-Z0-9-]+)*\.[a-zA-Z]{2,24}",
+        &[0, 1, 16],
+    ),
+    (r"([a-zA-Z0-9]{0,5}x)?[0-9]", &[5]),
+    (r"[A-Za-z ]{3,}\.", &[3]),
+];
+
+/// Checks at most `most` of `g`'s class-chain states (spread over the states) against brute
+/// force; returns the chain lengths checked.
+fn chain_states_of(label: &str, g: &Arc<TokenDfa>, trie: &TokenTrie, most: usize) -> Vec<usize> {
+    let chains: Vec<(u32, usize)> = (0..g.dfa_state_count() as u32)
+        .filter_map(|state| Some((state, g.reads_class_chain(state)?)))
+        .collect();
+    let step = chains.len().div_ceil(most.max(1)).max(1);
+    let mut found = Vec::new();
+    for &(state, length) in chains.iter().step_by(step) {
+        found.push(length);
+        let (expected, _) = brute_force(&mut reach(g, state), trie);
+        let mut mask = vec![0u32; expected.len()];
+        g.classify(sieve_backend::Key::bare(state), trie)
+            .accepted
+            .or_into(&mut mask);
+        assert!(
+            mask == expected,
+            "{label}: state {state} (chain of {length})"
+        );
+    }
+    found
+}
+
+/// Every state that takes a class chain classifies as brute force does, over GPT-2.
+#[test]
+fn class_chain_states_equal_brute_force() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let trie = TokenTrie::new(&vocab);
+    for &(pattern, lengths) in CHAIN_REGEXES {
+        let g = dfa(&regex(pattern)).unwrap();
+        let found = chain_states_of(pattern, &g, &trie, usize::MAX);
+        for length in lengths {
+            assert!(found.contains(length), "{pattern}: chains {found:?}");
+        }
+    }
 }
 
 #[test]
