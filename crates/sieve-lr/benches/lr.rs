@@ -109,6 +109,13 @@ fn compare(c: &mut Criterion) {
     let lr = Arc::new(LrGrammar::new(&fsms, false, sieve_lr::Config::default()).unwrap());
     bench_backend(c, "earley", earley, doc.as_bytes());
     bench_backend(c, "lr", lr, doc.as_bytes());
+    // The step-by-step path alone (no aggregated edges), for comparison.
+    let stepwise = sieve_lr::Config {
+        max_edges: 0,
+        ..sieve_lr::Config::default()
+    };
+    let lr_stepwise = Arc::new(LrGrammar::new(&fsms, false, stepwise).unwrap());
+    bench_backend(c, "lr_stepwise", lr_stepwise, doc.as_bytes());
 }
 
 criterion_group!(benches, compare);

@@ -43,6 +43,7 @@ mod backend;
 mod build;
 mod classify;
 mod completion;
+mod edges;
 mod error;
 mod fingerprint;
 mod lookahead;
@@ -82,6 +83,11 @@ pub struct Config {
     /// The most frames a parser's arena may hold (about 16 bytes each with their origins).
     /// Default 16,777,216.
     pub max_frames: usize,
+    /// The most aggregated edges (a byte's reductions and shift from a configuration of the
+    /// top frames, see `docs/backends-lr.md`) memoised per grammar, shared by its parsers;
+    /// about 100 bytes each. Past it, bytes take the step-by-step path. `0` turns them off.
+    /// Default 65,536.
+    pub max_edges: usize,
 }
 
 impl Default for Config {
@@ -93,6 +99,7 @@ impl Default for Config {
             max_reductions_per_byte: 1 << 16,
             max_bytes_history: 1 << 20,
             max_frames: 1 << 24,
+            max_edges: 1 << 16,
         }
     }
 }
@@ -104,6 +111,8 @@ pub struct LrGrammar {
     config: Config,
     /// The rule automata, for completion tables.
     rules: rules::Rules,
+    /// The aggregated edges met so far.
+    edges: edges::EdgeTable,
 }
 
 impl LrGrammar {
@@ -122,6 +131,7 @@ impl LrGrammar {
         let tables = build::build(&rules, &config)?;
         Ok(LrGrammar {
             tables,
+            edges: edges::EdgeTable::new(config.max_edges),
             config,
             rules,
         })
@@ -142,6 +152,11 @@ impl LrGrammar {
     /// tokens to its rule's end.
     pub fn completion(&self, trie: &TokenTrie) -> LrCompletion {
         LrCompletion::new(&self.rules, trie)
+    }
+
+    /// The number of aggregated edges memoised so far.
+    pub fn edge_count(&self) -> usize {
+        self.edges.len()
     }
 
     /// The configuration the tables were built with.

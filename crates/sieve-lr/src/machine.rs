@@ -23,7 +23,8 @@
 
 use crate::tables::{Tables, ACCEPT, PAYLOAD, REDUCE, SHIFT};
 
-/// An origin or parent that is not known (below a classification's known frames).
+/// An origin or parent that is not known (below a classification's known frames). Every
+/// value at or above [`crate::edges::SYMBOLIC`] is unknown to [`step`].
 pub(crate) const UNKNOWN: u32 = u32::MAX;
 
 /// One frame (see the module docs).
@@ -189,7 +190,7 @@ pub(crate) fn step<F: Frames>(
         } else {
             top
         };
-        if origin == UNKNOWN {
+        if origin >= crate::edges::SYMBOLIC {
             return Step::Unknown;
         }
         let rule = tables.item_rule(state, item);

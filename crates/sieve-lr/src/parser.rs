@@ -17,9 +17,10 @@ use std::sync::Arc;
 use sieve_backend::LimitError;
 use sieve_ir::ByteClass;
 
+use crate::edges::{Edge, EdgeKey, DEPTH, PACKED, SYMBOLIC};
 use crate::lookahead::EOF;
 use crate::machine::{step, Frame, Frames as _, Overlay, Stack, Step, UNKNOWN};
-use crate::tables::{PAYLOAD, SHIFT};
+use crate::tables::{PAYLOAD, REDUCE, SHIFT};
 use crate::{LrCompletion, LrGrammar};
 
 /// The LR backend's recogniser: a deterministic pushdown automaton over the grammar's LR
@@ -63,13 +64,19 @@ impl LrParser {
             ));
         }
         let mark = self.stack.mark();
-        let mut fuel = config.max_reductions_per_byte;
-        match step(
-            &self.grammar.tables,
-            &mut self.stack,
-            usize::from(byte),
-            &mut fuel,
-        ) {
+        let outcome = match aggregated(&self.grammar, &mut self.stack, byte) {
+            Some(outcome) => outcome,
+            None => {
+                let mut fuel = config.max_reductions_per_byte;
+                step(
+                    &self.grammar.tables,
+                    &mut self.stack,
+                    usize::from(byte),
+                    &mut fuel,
+                )
+            }
+        };
+        match outcome {
             Step::Shifted if self.stack.frames.len() > config.max_frames => {
                 self.stack.truncate(mark);
                 Err(LimitError::new(
@@ -215,5 +222,142 @@ fn initial_stack(grammar: &LrGrammar) -> Stack {
             origins: 0,
         }],
         origins: vec![UNKNOWN; kernel],
+    }
+}
+
+/// Takes `byte`'s aggregated edge on `stack` when its top action is a reduction (a direct shift or an
+/// error is one look-up either way): [`Step::Shifted`] or [`Step::Rejected`], or `None`
+/// for the step-by-step path (no key, an edge that reads deeper than its key, a full
+/// table). Appends exactly what [`step`] would.
+fn aggregated(grammar: &LrGrammar, stack: &mut Stack, byte: u8) -> Option<Step> {
+    let tables = &grammar.tables;
+    let top = stack.top();
+    if tables.action(top.state, usize::from(byte)) & !PAYLOAD != REDUCE
+        || stack.frames.len() + stack.origins.len() >= SYMBOLIC as usize
+    {
+        return None;
+    }
+    // The configuration: up to `DEPTH` frames from the top, by arena index.
+    let mut chain = [UNKNOWN; DEPTH];
+    let mut n = 1;
+    chain[0] = stack.frames.len() as u32 - 1;
+    while n < DEPTH {
+        let parent = stack.frame(chain[n - 1]).parent;
+        if parent == UNKNOWN {
+            break;
+        }
+        chain[n] = parent;
+        n += 1;
+    }
+    let mut key = EdgeKey {
+        class: tables.class(usize::from(byte)),
+        len: n as u8,
+        frames: [(0, 0); DEPTH],
+    };
+    for i in 0..n {
+        let frame = stack.frame(chain[i]);
+        let kernel = tables.kernel_len(frame.state);
+        if kernel > PACKED {
+            return None;
+        }
+        let origins = &stack.origins[frame.origins as usize..][..kernel];
+        let mut packed = 0u32;
+        for (k, origin) in origins.iter().enumerate() {
+            if let Some(j) = chain[i + 1..n].iter().position(|f| f == origin) {
+                packed |= ((i + 1 + j) as u32) << (4 * k);
+            }
+        }
+        key.frames[i] = (frame.state, packed);
+    }
+    let fuel = grammar.config.max_reductions_per_byte;
+    grammar
+        .edges
+        .with_edge(tables, &key, usize::from(byte), fuel, |edge| match edge {
+            Edge::Step => None,
+            Edge::Rejected => Some(Step::Rejected),
+            Edge::Shifted {
+                frames,
+                origins,
+                origin_base,
+            } => {
+                let (base_frames, base_origins) = stack.mark();
+                let bottom_parent = stack.frame(chain[n - 1]).parent;
+                // Reads only frames and origins older than the edge's.
+                let map = |stack: &Stack, x: u32| -> u32 {
+                    if x == UNKNOWN {
+                        bottom_parent
+                    } else if x >= SYMBOLIC {
+                        let c = (x - SYMBOLIC) as usize;
+                        let frame = stack.frame(chain[c / PACKED]);
+                        stack.origins[frame.origins as usize + c % PACKED]
+                    } else if (x as usize) < n {
+                        chain[n - 1 - x as usize]
+                    } else {
+                        base_frames + x - n as u32
+                    }
+                };
+                for &o in origins.iter() {
+                    let origin = map(stack, o);
+                    stack.origins.push(origin);
+                }
+                for f in frames.iter() {
+                    let parent = map(stack, f.parent);
+                    stack.frames.push(Frame {
+                        state: f.state,
+                        parent,
+                        origins: base_origins + f.origins - origin_base,
+                    });
+                }
+                Some(Step::Shifted)
+            }
+        })
+        .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Config;
+
+    fn grammar(text: &str, max_edges: usize) -> Arc<LrGrammar> {
+        let grammar = sieve_gbnf::compile(text, &Default::default()).expect("valid grammar");
+        let normalized =
+            sieve_normalize::normalize(&grammar, &Default::default()).expect("normalises");
+        let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
+            .build(&normalized)
+            .expect("builds");
+        let config = Config {
+            max_edges,
+            ..Config::default()
+        };
+        Arc::new(LrGrammar::new(&fsms, false, config).expect("LR(1)"))
+    }
+
+    /// The arenas themselves (frames, parents, origins) are equal after every byte, with the
+    /// table large, tiny and off; nested rules make chains that pop several frames.
+    #[test]
+    fn aggregated_edges_append_exactly_what_the_step_appends() {
+        let text = r#"root ::= "[" (v ("," v)*)? "]"
+v ::= root | [0-9]+ | "(" v ")""#;
+        let grammars = [grammar(text, 0), grammar(text, 1 << 16), grammar(text, 1)];
+        let input = b"[1,[2,(3)],[[[]]],((4)),[5,[6,[7]]],8]";
+        for prefix in [&input[..], b"[1,[2,x", b"[[(1]"] {
+            let mut parsers: Vec<LrParser> =
+                grammars.iter().map(|g| LrParser::new(g.clone())).collect();
+            for &b in prefix {
+                let pushed: Vec<bool> = parsers
+                    .iter_mut()
+                    .map(|p| p.push_byte(b).unwrap())
+                    .collect();
+                assert!(pushed.iter().all(|&p| p == pushed[0]), "byte {}", b as char);
+                for p in &parsers[1..] {
+                    assert_eq!(p.stack, parsers[0].stack, "byte {}", b as char);
+                    assert_eq!(p.history, parsers[0].history);
+                }
+            }
+        }
+        assert_eq!(grammars[0].edge_count(), 0);
+        assert!(grammars[1].edge_count() > 5);
+        assert_eq!(grammars[2].edge_count(), 1);
     }
 }

@@ -189,6 +189,12 @@ impl Tables {
         }
     }
 
+    /// The terminal class of `terminal`.
+    #[inline]
+    pub(crate) fn class(&self, terminal: usize) -> u16 {
+        self.class_of[terminal]
+    }
+
     #[inline]
     pub(crate) fn kernel_len(&self, s: u32) -> usize {
         usize::from(self.states[s as usize].kernel)

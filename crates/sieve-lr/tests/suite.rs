@@ -726,3 +726,119 @@ fn completion_bounds_use_single_byte_tokens_only() {
     let gpt2 = TokenTrie::new(&Vocabulary::embedded_default().clone());
     assert_eq!(p.completion_bound_with(&lr.completion(&gpt2)), Some(2));
 }
+
+/// The LR backend of `grammar` normalised with `normalize`, built once per `configs` entry.
+fn lr_with_configs(
+    grammar: &Grammar,
+    normalize: &sieve_normalize::Config,
+    configs: &[Config],
+) -> Option<Vec<Arc<LrGrammar>>> {
+    let normalized = sieve_normalize::normalize(grammar, normalize).ok()?;
+    let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
+        .build(&normalized)
+        .ok()?;
+    let root_nullable = fsms
+        .automaton(fsms.root())
+        .fsm()
+        .is_some_and(|fsm| fsm.is_accepting(fsm.start()));
+    configs
+        .iter()
+        .map(|c| {
+            LrGrammar::new(&fsms, root_nullable, c.clone())
+                .ok()
+                .map(Arc::new)
+        })
+        .collect()
+}
+
+/// Everything a parser shows: acceptance so far, the allowed bytes and the classification key
+/// (top state, the frames below and where their items started).
+fn observe(parser: &sieve_lr::LrParser) -> (usize, bool, ByteClass, Vec<sieve_backend::Key>) {
+    let mut keys = Vec::new();
+    parser.contexts(parser.top_state(), &mut keys);
+    (
+        parser.len(),
+        parser.can_finish(),
+        parser.allowed_bytes(),
+        keys,
+    )
+}
+
+/// Aggregated edges (default table, a table of two edges) against the step-by-step path
+/// (`max_edges: 0`) on every prefix of sampled sentences, with one byte changed, and popped
+/// back, over every shipped grammar the backend accepts (expanded repetitions when needed).
+#[test]
+fn aggregated_edges_equal_the_step_by_step_path_on_shipped_grammars() {
+    let configs = [
+        Config {
+            max_edges: 0,
+            ..Config::default()
+        },
+        Config::default(),
+        Config {
+            max_edges: 2,
+            ..Config::default()
+        },
+    ];
+    let expanded = sieve_normalize::Config {
+        repetition_threshold: EXPANDED,
+        ..Default::default()
+    };
+    let mut grammars = 0;
+    let mut bytes = 0;
+    let mut edges = 0;
+    for path in sieve_testkit::all_grammar_files() {
+        let grammar = sieve_testkit::compile_any(&path);
+        let Some(lrs) = lr_with_configs(&grammar, &Default::default(), &configs)
+            .or_else(|| lr_with_configs(&grammar, &expanded, &configs))
+        else {
+            continue;
+        };
+        grammars += 1;
+        let reference = sieve_ir::reference::Recognizer::new(&grammar).unwrap();
+        for seed in 0..8u64 {
+            let Some(mut sentence) = reference.sample(seed, 8) else {
+                continue;
+            };
+            for round in 0..2 {
+                if round == 1 && !sentence.is_empty() {
+                    let at = (seed as usize * 7919) % sentence.len();
+                    sentence[at] = b"}]\"0a ,"[seed as usize % 7];
+                }
+                let mut parsers: Vec<_> = lrs.iter().map(|lr| lr.recognizer()).collect();
+                for (at, &b) in sentence.iter().enumerate() {
+                    let pushed: Vec<bool> = parsers
+                        .iter_mut()
+                        .map(|p| p.push_byte(b).unwrap())
+                        .collect();
+                    let seen: Vec<_> = parsers.iter().map(observe).collect();
+                    for (c, (p, s)) in pushed.iter().zip(&seen).enumerate().skip(1) {
+                        assert_eq!(
+                            (p, s),
+                            (&pushed[0], &seen[0]),
+                            "{}: seed {seed}, byte {at}, config {c}",
+                            path.display()
+                        );
+                    }
+                    bytes += 1;
+                    if !pushed[0] {
+                        break;
+                    }
+                }
+                let n = parsers[0].len();
+                for p in &mut parsers {
+                    p.pop_bytes(n / 2);
+                }
+                let seen: Vec<_> = parsers.iter().map(observe).collect();
+                assert!(seen.iter().all(|s| *s == seen[0]), "{}", path.display());
+            }
+        }
+        assert_eq!(lrs[0].edge_count(), 0);
+        assert!(lrs[2].edge_count() <= 2);
+        edges += lrs[1].edge_count();
+    }
+    println!("{grammars} grammars, {bytes} bytes, {edges} edges");
+    assert!(grammars >= 10, "only {grammars} grammars");
+    assert!(edges >= 20, "only {edges} edges");
+    assert!(bytes > 1000, "only {bytes} bytes");
+}
