@@ -19,7 +19,8 @@
 //!    DFA's table from the state, with a state that loops on a large byte class taking the
 //!    trie's class region at once (terminal-label masks), and a state that reads UTF-8 text
 //!    character by character (a JSON string, bounded or not) taking the trie's text region
-//!    and walking only its exits. [`TokenDfaRecognizer`] is a stack
+//!    and walking only its exits, or one that steps most bytes along a chain of states
+//!    counting them (a bounded run of a class) taking the class region cut by length. [`TokenDfaRecognizer`] is a stack
 //!    of DFA states: a push is one table look-up, a pop a truncation.
 //! 3. [`TokenDfa::token_automaton`] composes the vocabulary with every state ahead of time
 //!    ([`TokenAutomaton`]), within [`Config::token_automaton_bytes`]; past the bound it fails
