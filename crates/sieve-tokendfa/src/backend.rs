@@ -149,9 +149,12 @@ impl TokenDfa {
         (t != DEAD).then_some(t)
     }
 
-    /// Heap bytes of the DFA's tables.
+    /// Heap bytes of the DFA's tables and of its per-state shape slots (the rows of the
+    /// shapes detected so far, a few words each, are not counted).
     pub fn heap_bytes(&self) -> usize {
-        self.dfa.heap_bytes() + self.allowed.len() * std::mem::size_of::<ByteClass>()
+        let shapes = self.text.len() * std::mem::size_of::<OnceLock<Option<TextShape>>>()
+            + self.chains.len() * std::mem::size_of::<OnceLock<Option<ClassChain>>>();
+        self.dfa.heap_bytes() + self.allowed.len() * std::mem::size_of::<ByteClass>() + shapes
     }
 
     /// The token-level automaton of this DFA and `trie`'s text tokens, built ahead of time.
