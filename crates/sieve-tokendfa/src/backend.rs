@@ -31,9 +31,9 @@ pub struct TokenDfa {
     /// Per state: the bytes with a transition.
     allowed: Vec<ByteClass>,
     /// Per state, detected on first use: the text shape a classification takes.
-    text: Vec<OnceLock<Option<TextShape>>>,
+    text: Vec<OnceLock<Option<Box<TextShape>>>>,
     /// Per state, detected on first use when it has no text shape: its class chain.
-    chains: Vec<OnceLock<Option<ClassChain>>>,
+    chains: Vec<OnceLock<Option<Box<ClassChain>>>>,
     config: Config,
 }
 
@@ -80,15 +80,16 @@ impl TokenDfa {
                 (!bytes_loop)
                     .then(|| TextShape::detect(&self.dfa, state))
                     .flatten()
+                    .map(Box::new)
             })
-            .as_ref()
+            .as_deref()
     }
 
     /// The class chain classifications from `state` take when it has no text shape.
     fn class_chain(&self, state: u32) -> Option<&ClassChain> {
         self.chains[state as usize]
-            .get_or_init(|| ClassChain::detect(&self.dfa, state))
-            .as_ref()
+            .get_or_init(|| ClassChain::detect(&self.dfa, state).map(Box::new))
+            .as_deref()
     }
 
     /// When a classification from `state` takes the trie's class region along a class chain
@@ -149,11 +150,11 @@ impl TokenDfa {
         (t != DEAD).then_some(t)
     }
 
-    /// Heap bytes of the DFA's tables and of its per-state shape slots (the rows of the
-    /// shapes detected so far, a few words each, are not counted).
+    /// Heap bytes of the DFA's tables and of its per-state shape slots (the shapes detected
+    /// so far, boxed, a few words each, are not counted).
     pub fn heap_bytes(&self) -> usize {
-        let shapes = self.text.len() * std::mem::size_of::<OnceLock<Option<TextShape>>>()
-            + self.chains.len() * std::mem::size_of::<OnceLock<Option<ClassChain>>>();
+        let shapes = self.text.len() * std::mem::size_of::<OnceLock<Option<Box<TextShape>>>>()
+            + self.chains.len() * std::mem::size_of::<OnceLock<Option<Box<ClassChain>>>>();
         self.dfa.heap_bytes() + self.allowed.len() * std::mem::size_of::<ByteClass>() + shapes
     }
 
