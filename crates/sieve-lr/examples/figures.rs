@@ -1,6 +1,7 @@
 //! Figures of the LR backend beside Earley on the shipped grammars: compile time (FSMs to
 //! tables), table size, and the cold and warm mask time per step of sampled walks with
-//! GPT-2's vocabulary through the token cache.
+//! GPT-2's vocabulary through the token cache, and `push_byte` over the walk's bytes with the
+//! aggregated edges and without (`max_edges: 0`), the best of interleaved rounds.
 //!
 //! `cargo run --release -p sieve-lr --example figures [FILTER] [THRESHOLD]` — THRESHOLD is the
 //! normaliser's repetition threshold (default 16; 64 expands the shipped grammars' counted
@@ -47,6 +48,27 @@ fn mask_times<B: Backend>(
     (median(cold), median(warm))
 }
 
+/// Nanoseconds per byte pushing `bytes` (then popping them), with the aggregated edges and
+/// without: the best of 15 interleaved rounds of 100 passes each (edges warmed first).
+fn push_times(with: &Arc<LrGrammar>, without: &Arc<LrGrammar>, bytes: &[u8]) -> (f64, f64) {
+    let mut best = [f64::INFINITY; 2];
+    for _ in 0..15 {
+        for (i, grammar) in [with, without].into_iter().enumerate() {
+            let mut r = grammar.recognizer();
+            let t = Instant::now();
+            for _ in 0..100 {
+                for &b in bytes {
+                    assert!(r.push_byte(b).unwrap());
+                }
+                r.pop_bytes(bytes.len());
+            }
+            let ns = t.elapsed().as_nanos() as f64 / (100 * bytes.len().max(1)) as f64;
+            best[i] = best[i].min(ns);
+        }
+    }
+    (best[0], best[1])
+}
+
 fn main() {
     let filter = std::env::args().nth(1).unwrap_or_default();
     let normalize = sieve_normalize::Config {
@@ -58,9 +80,9 @@ fn main() {
     let vocab = Arc::new(Vocabulary::embedded_default().clone());
     let trie = TokenTrie::new(&vocab);
     println!(
-        "| grammar | FSM states | compile Earley / LR | Earley states | LR states | tables KiB Earley / LR | mask p50 cold Earley / LR | mask p50 warm Earley / LR |"
+        "| grammar | FSM states | compile Earley / LR | Earley states | LR states | tables KiB Earley / LR | mask p50 cold Earley / LR | mask p50 warm Earley / LR | push ns/byte edges / step |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for path in sieve_testkit::all_grammar_files() {
         let name = path
             .strip_prefix(sieve_testkit::grammars_dir())
@@ -126,8 +148,14 @@ fn main() {
         }
         let (earley_cold, earley_warm) = mask_times(&earley, &trie, &walk);
         let (lr_cold, lr_warm) = mask_times(&lr, &trie, &walk);
+        let stepwise = sieve_lr::Config {
+            max_edges: 0,
+            ..sieve_lr::Config::default()
+        };
+        let lr_stepwise = Arc::new(LrGrammar::new(&fsms, root_nullable, stepwise).unwrap());
+        let (edges_ns, step_ns) = push_times(&lr, &lr_stepwise, &walk.concat());
         println!(
-            "| {name} | {} | {earley_time:.2?} / {lr_time:.2?} | {} | {} | {} / {} | {earley_cold:.2?} / {lr_cold:.2?} | {earley_warm:.2?} / {lr_warm:.2?} |",
+            "| {name} | {} | {earley_time:.2?} / {lr_time:.2?} | {} | {} | {} / {} | {earley_cold:.2?} / {lr_cold:.2?} | {earley_warm:.2?} / {lr_warm:.2?} | {edges_ns:.1} / {step_ns:.1} |",
             fsms.state_count(),
             Backend::state_count(&*earley),
             lr.state_count(),
