@@ -523,8 +523,9 @@ fn run(u: &mut Unstructured<'_>, seed: u64) -> Result<()> {
         cross_checked: RefCell::default(),
         started: Instant::now(),
         context: format!(
-            "grammar:\n{grammar}\nnormalised:\n{normalized}\nvocabulary: {}\noptions: threshold {}, cache {}, {:?}",
+            "grammar:\n{grammar}\nnormalised:\n{normalized}\nvocabulary: {}\noptions: backend {}, threshold {}, cache {}, {:?}",
             tokens.join(" "),
+            compiled.backend(),
             options.normalize.repetition_threshold,
             options.max_cache_bytes,
             options.earley
