@@ -24,12 +24,10 @@
 //!
 //! # Cycles
 //!
-//! A chain cannot revisit a configuration: every reduction it takes is the one its top
-//! state's action selects for the byte, and LR(1) tables take only finitely many reductions
-//! before a shift or an error on any stack (a revisited configuration would repeat forever,
-//! and the tables come from a grammar without cycles `A ⇒⁺ A`: normalised grammars have no
-//! ε-rules but the root). The fuel bound stands guard anyway: a chain out of fuel is never an
-//! edge.
+//! A chain cannot revisit a configuration: the step is deterministic, so a revisit would
+//! repeat forever, reducing in a loop without consuming — a derivation `A ⇒⁺ A`. Such a
+//! grammar is ambiguous, never LR(1), and its build fails with a conflict. The fuel bound
+//! stands guard anyway: a chain out of fuel is never an edge.
 //!
 //! # Invariants
 //!
@@ -40,7 +38,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasher as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::machine::{step, Frame, Stack, Step, UNKNOWN};
 use crate::tables::Tables;
@@ -87,7 +85,7 @@ pub(crate) enum Edge {
 
 /// The memo table of one grammar's edges (see the module docs).
 pub(crate) struct EdgeTable {
-    shards: [Mutex<HashMap<EdgeKey, Edge, foldhash::fast::FixedState>>; SHARDS],
+    shards: [Mutex<HashMap<EdgeKey, Arc<Edge>, foldhash::fast::FixedState>>; SHARDS],
     len: AtomicUsize,
     capacity: usize,
 }
@@ -117,35 +115,66 @@ impl EdgeTable {
         }
     }
 
-    /// Runs `apply` on the edge of `key` for `terminal` (of `key`'s class), computing it on
-    /// first use; `None` when the table is full and the edge is not in it.
-    pub(crate) fn with_edge<R>(
+    /// The edge of `key` for `terminal` (of `key`'s class), computed on first use; `None`
+    /// when the table is full and the edge is not in it.
+    fn edge(
         &self,
         tables: &Tables,
         key: &EdgeKey,
+        hash: u64,
         terminal: usize,
         fuel: usize,
-        apply: impl FnOnce(&Edge) -> R,
-    ) -> Option<R> {
-        let hash = foldhash::fast::FixedState::default().hash_one(key);
+    ) -> Option<Arc<Edge>> {
         let shard = &self.shards[(hash >> 60) as usize % SHARDS];
         let mut map = shard.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(edge) = map.get(key) {
-            return Some(apply(edge));
+            return Some(edge.clone());
         }
         if self.len.fetch_add(1, Ordering::Relaxed) >= self.capacity {
             self.len.fetch_sub(1, Ordering::Relaxed);
             return None;
         }
-        let edge = compute(tables, key, terminal, fuel);
-        let result = apply(&edge);
-        map.insert(*key, edge);
-        Some(result)
+        let edge = Arc::new(compute(tables, key, terminal, fuel));
+        map.insert(*key, edge.clone());
+        Some(edge)
     }
 
     /// The number of edges held.
     pub(crate) fn len(&self) -> usize {
         self.len.load(Ordering::Relaxed)
+    }
+}
+
+/// A parser's own direct-mapped cache of [`CACHE`] edges in front of the shared table: a hit
+/// takes no lock. Empty until the first edge.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct EdgeCache {
+    slots: Vec<Option<(EdgeKey, Arc<Edge>)>>,
+}
+
+/// The slots of an [`EdgeCache`] (a power of two).
+const CACHE: usize = 64;
+
+impl EdgeCache {
+    /// The edge of `key` for `terminal`, from this cache or else `table`; `None` when the
+    /// table is full and the edge is not in it.
+    pub(crate) fn edge(
+        &mut self,
+        table: &EdgeTable,
+        tables: &Tables,
+        key: &EdgeKey,
+        terminal: usize,
+        fuel: usize,
+    ) -> Option<&Edge> {
+        let hash = foldhash::fast::FixedState::default().hash_one(key);
+        if self.slots.is_empty() {
+            self.slots = vec![None; CACHE];
+        }
+        let slot = &mut self.slots[hash as usize % CACHE];
+        if !slot.as_ref().is_some_and(|(k, _)| k == key) {
+            *slot = Some((*key, table.edge(tables, key, hash, terminal, fuel)?));
+        }
+        slot.as_ref().map(|(_, edge)| &**edge)
     }
 }
 

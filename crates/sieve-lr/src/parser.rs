@@ -17,7 +17,7 @@ use std::sync::Arc;
 use sieve_backend::LimitError;
 use sieve_ir::ByteClass;
 
-use crate::edges::{Edge, EdgeKey, DEPTH, PACKED, SYMBOLIC};
+use crate::edges::{Edge, EdgeCache, EdgeKey, DEPTH, PACKED, SYMBOLIC};
 use crate::lookahead::EOF;
 use crate::machine::{step, Frame, Frames as _, Overlay, Stack, Step, UNKNOWN};
 use crate::tables::{PAYLOAD, REDUCE, SHIFT};
@@ -31,6 +31,8 @@ pub struct LrParser {
     stack: Stack,
     /// Per consumed byte, the arena lengths before it.
     history: Vec<(u32, u32)>,
+    /// The edges this parser took last, in front of the grammar's table.
+    edges: EdgeCache,
 }
 
 impl LrParser {
@@ -41,6 +43,7 @@ impl LrParser {
             grammar,
             stack,
             history: Vec::new(),
+            edges: EdgeCache::default(),
         }
     }
 
@@ -64,7 +67,7 @@ impl LrParser {
             ));
         }
         let mark = self.stack.mark();
-        let outcome = match aggregated(&self.grammar, &mut self.stack, byte) {
+        let outcome = match aggregated(&self.grammar, &mut self.stack, &mut self.edges, byte) {
             Some(outcome) => outcome,
             None => {
                 let mut fuel = config.max_reductions_per_byte;
@@ -229,7 +232,12 @@ fn initial_stack(grammar: &LrGrammar) -> Stack {
 /// error is one look-up either way): [`Step::Shifted`] or [`Step::Rejected`], or `None`
 /// for the step-by-step path (no key, an edge that reads deeper than its key, a full
 /// table). Appends exactly what [`step`] would.
-fn aggregated(grammar: &LrGrammar, stack: &mut Stack, byte: u8) -> Option<Step> {
+fn aggregated(
+    grammar: &LrGrammar,
+    stack: &mut Stack,
+    cache: &mut EdgeCache,
+    byte: u8,
+) -> Option<Step> {
     let tables = &grammar.tables;
     let top = stack.top();
     if tables.action(top.state, usize::from(byte)) & !PAYLOAD != REDUCE
@@ -270,48 +278,45 @@ fn aggregated(grammar: &LrGrammar, stack: &mut Stack, byte: u8) -> Option<Step> 
         key.frames[i] = (frame.state, packed);
     }
     let fuel = grammar.config.max_reductions_per_byte;
-    grammar
-        .edges
-        .with_edge(tables, &key, usize::from(byte), fuel, |edge| match edge {
-            Edge::Step => None,
-            Edge::Rejected => Some(Step::Rejected),
-            Edge::Shifted {
-                frames,
-                origins,
-                origin_base,
-            } => {
-                let (base_frames, base_origins) = stack.mark();
-                let bottom_parent = stack.frame(chain[n - 1]).parent;
-                // Reads only frames and origins older than the edge's.
-                let map = |stack: &Stack, x: u32| -> u32 {
-                    if x == UNKNOWN {
-                        bottom_parent
-                    } else if x >= SYMBOLIC {
-                        let c = (x - SYMBOLIC) as usize;
-                        let frame = stack.frame(chain[c / PACKED]);
-                        stack.origins[frame.origins as usize + c % PACKED]
-                    } else if (x as usize) < n {
-                        chain[n - 1 - x as usize]
-                    } else {
-                        base_frames + x - n as u32
-                    }
-                };
-                for &o in origins.iter() {
-                    let origin = map(stack, o);
-                    stack.origins.push(origin);
+    match cache.edge(&grammar.edges, tables, &key, usize::from(byte), fuel)? {
+        Edge::Step => None,
+        Edge::Rejected => Some(Step::Rejected),
+        Edge::Shifted {
+            frames,
+            origins,
+            origin_base,
+        } => {
+            let (base_frames, base_origins) = stack.mark();
+            let bottom_parent = stack.frame(chain[n - 1]).parent;
+            // Reads only frames and origins older than the edge's.
+            let map = |stack: &Stack, x: u32| -> u32 {
+                if x == UNKNOWN {
+                    bottom_parent
+                } else if x >= SYMBOLIC {
+                    let c = (x - SYMBOLIC) as usize;
+                    let frame = stack.frame(chain[c / PACKED]);
+                    stack.origins[frame.origins as usize + c % PACKED]
+                } else if (x as usize) < n {
+                    chain[n - 1 - x as usize]
+                } else {
+                    base_frames + x - n as u32
                 }
-                for f in frames.iter() {
-                    let parent = map(stack, f.parent);
-                    stack.frames.push(Frame {
-                        state: f.state,
-                        parent,
-                        origins: base_origins + f.origins - origin_base,
-                    });
-                }
-                Some(Step::Shifted)
+            };
+            for &o in origins.iter() {
+                let origin = map(stack, o);
+                stack.origins.push(origin);
             }
-        })
-        .flatten()
+            for f in frames.iter() {
+                let parent = map(stack, f.parent);
+                stack.frames.push(Frame {
+                    state: f.state,
+                    parent,
+                    origins: base_origins + f.origins - origin_base,
+                });
+            }
+            Some(Step::Shifted)
+        }
+    }
 }
 
 #[cfg(test)]

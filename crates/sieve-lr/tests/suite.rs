@@ -842,3 +842,33 @@ fn aggregated_edges_equal_the_step_by_step_path_on_shipped_grammars() {
     assert!(edges >= 20, "only {edges} edges");
     assert!(bytes > 1000, "only {bytes} bytes");
 }
+
+/// A derivation `A ⇒⁺ A` would let a reduction chain revisit a configuration forever; such a
+/// grammar is ambiguous, so either the build refuses it with a conflict or normalisation has
+/// removed the cycle and every byte takes a bounded chain (no fuel error, agreement with
+/// Earley).
+#[test]
+fn cyclic_grammars_are_refused_or_made_acyclic() {
+    for text in [
+        r#"root ::= a
+a ::= b | "x"
+b ::= a | "y""#,
+        r#"root ::= "(" a ")"
+a ::= a | "x" a | "y""#,
+        r#"root ::= a a
+a ::= b | "x"
+b ::= a "" | "y""#,
+    ] {
+        let (earley, lr) = compile(&gbnf(text)).expect("normalises");
+        match lr {
+            Err(LrError::Conflict(_)) => {}
+            Ok(lr) => {
+                println!("{text}: accepted (cycle normalised away)");
+                for input in [&b"x"[..], b"y", b"(xxy)", b"xy", b"(y)"] {
+                    agree(&earley, &lr, input, text);
+                }
+            }
+            Err(e) => panic!("{text}: {e}"),
+        }
+    }
+}
