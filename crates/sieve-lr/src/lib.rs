@@ -16,6 +16,10 @@
 //!   fixed: every frame records, per item, the frame where its rule started, so a reduction
 //!   pops exactly to it. Pushing a byte is the reductions its look-ahead selects, then the
 //!   shift; popping truncates an append-only arena.
+//! - `edges`: a byte's whole reduction chain and shift memoised as one edge per (byte class,
+//!   configuration of the top four frames), computed on first use by the same step and kept
+//!   in a bounded table shared by the grammar's parsers ([`Config::max_edges`]), with a small
+//!   cache per parser in front; the step-by-step path when a chain reads deeper.
 //! - `classify`: a key (an LR state, optionally with the states below it) decides the
 //!   tokens whose reductions stay within its known frames; the rest are uncertain and fed.
 //!   `fingerprint`: a canonical hash of what a bare classification reads, for sharing across
