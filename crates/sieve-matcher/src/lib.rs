@@ -57,7 +57,10 @@ pub use compiled::{
 };
 pub use error::MatcherError;
 pub use matcher::Matcher;
-pub use selection::{BackendChoice, BackendKind, UnknownBackend, AUTO_ORDER};
+pub use selection::{
+    BackendChoice, BackendKind, UnknownBackend, AUTO_AHEAD_OF_TIME, AUTO_JUST_IN_TIME,
+    AUTO_TOKEN_DFA_STATES,
+};
 pub use sieve_backend::LimitError;
 pub use sieve_tokencache::{CacheStats, StoreStats};
 pub use sieve_vocab::TokenId;

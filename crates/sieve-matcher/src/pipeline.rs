@@ -120,13 +120,28 @@ fn root_nullable(fsms: &GrammarFsms) -> bool {
 }
 
 /// Stage 3 for the crate: the backend `options.backend` selects, behind the [`Engine`] seam.
-/// `auto` takes the first of [`crate::AUTO_ORDER`] that accepts the grammar; the last,
-/// Earley, accepts every grammar.
+/// `auto` takes the first of [`BackendChoice::candidates`] that accepts the grammar (the
+/// token DFA within [`crate::AUTO_TOKEN_DFA_STATES`]); the last, Earley, accepts every
+/// grammar.
 pub(crate) fn engine(fsms: &GrammarFsms, options: &Options) -> Result<Engine, CompileError> {
-    let candidates = options.backend.candidates();
+    let ahead_of_time = options.ahead_of_time != crate::AheadOfTime::Off;
+    let candidates = options.backend.candidates(ahead_of_time);
     let mut refusal = None;
     for &kind in candidates {
-        match build(kind, fsms, options) {
+        let built = if options.backend == BackendChoice::Auto && kind == BackendKind::TokenDfa {
+            let limit = options
+                .token_dfa
+                .get_state_limit()
+                .min(crate::AUTO_TOKEN_DFA_STATES);
+            let options = Options {
+                token_dfa: options.token_dfa.clone().state_limit(limit),
+                ..options.clone()
+            };
+            build(kind, fsms, &options)
+        } else {
+            build(kind, fsms, options)
+        };
+        match built {
             Ok(engine) => return Ok(engine),
             Err(error) => refusal = Some(error),
         }

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use sieve_matcher::{BackendKind, CompiledGrammar, Matcher, Options, Tokenizer};
-use sieve_vocab::Vocabulary;
 
 fn tokenizer() -> Arc<Tokenizer> {
     let list = "\"a\"\n\"b\"\n\"x\"\n\"aa\"\n\"ab\"\n\"xa\"\nspecial:\"</s>\"\n";
@@ -79,4 +78,41 @@ fn a_grammar_with_no_sentence_and_no_infinite_derivation_is_refused_on_every_bac
             "{backend}"
         );
     }
+}
+
+#[test]
+fn auto_is_earley_just_in_time_and_a_small_token_dfa_ahead_of_time() {
+    use sieve_matcher::{AheadOfTime, BackendChoice, AUTO_TOKEN_DFA_STATES};
+    let tokenizer = tokenizer();
+    let backend_of = |pattern: &str, ahead: bool| {
+        let grammar = sieve_regex::compile(pattern, &Default::default()).expect("regex");
+        let options = Options {
+            backend: BackendChoice::Auto,
+            ahead_of_time: if ahead {
+                AheadOfTime::All { parallel: false }
+            } else {
+                AheadOfTime::Off
+            },
+            ..Options::default()
+        };
+        CompiledGrammar::new(&grammar, tokenizer.clone(), &options)
+            .expect("auto compiles everything")
+            .backend()
+    };
+    assert_eq!(backend_of("[ab]+x", false), BackendKind::Earley);
+    assert_eq!(backend_of("[ab]+x", true), BackendKind::TokenDfa);
+    // A byte 13 places from the end: 2^13 DFA states, past what auto gives the token DFA.
+    const STATES: usize = 1 << 13;
+    const _: () = assert!(STATES > AUTO_TOKEN_DFA_STATES);
+    assert_eq!(backend_of("[ab]*a[ab]{12}", true), BackendKind::Earley);
+    // Recursive: Earley.
+    let grammar = sieve_gbnf::compile(r#"root ::= "a" root "b" | "x""#, &Default::default())
+        .expect("grammar");
+    let options = Options {
+        backend: BackendChoice::Auto,
+        ahead_of_time: AheadOfTime::All { parallel: false },
+        ..Options::default()
+    };
+    let compiled = CompiledGrammar::new(&grammar, tokenizer, &options).expect("compiles");
+    assert_eq!(compiled.backend(), BackendKind::Earley);
 }

@@ -197,9 +197,12 @@ def test_lark_errors_are_located(tok):
 def test_backends_are_chosen_by_name_and_refusals_say_why(tok):
     assert sieve.compile_regex(tok, "[0-9]+").backend == "earley"
     assert sieve.compile_regex(tok, "[0-9]+", backend="token-dfa").backend == "token-dfa"
-    assert sieve.compile_regex(tok, "[0-9]+", backend="auto").backend == "token-dfa"
+    # auto: Earley just in time; the token DFA for a small regular constraint ahead of time.
+    assert sieve.compile_regex(tok, "[0-9]+", backend="auto").backend == "earley"
+    ahead = sieve.compile_regex(tok, "[0-9]+", backend="auto", ahead_of_time=True)
+    assert ahead.backend == "token-dfa"
     recursive = 'root ::= "(" root ")" | "x"'
-    assert sieve.compile_grammar(tok, recursive, backend="auto").backend in ("lr", "earley")
+    assert sieve.compile_grammar(tok, recursive, backend="auto", ahead_of_time=True).backend == "earley"
     with pytest.raises(sieve.CompileError, match="the grammar is recursive"):
         sieve.compile_grammar(tok, recursive, backend="token-dfa")
     with pytest.raises(sieve.CompileError, match="is not LR\\(1\\)"):
