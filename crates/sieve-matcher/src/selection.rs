@@ -80,10 +80,11 @@ pub enum BackendChoice {
 }
 
 /// What `auto` tries for a grammar classified just in time (the default): the Earley
-/// backend. Measured on the peer harness (o200k_base, `docs/backends.md`), its cold cost per
-/// request — compile plus the first walk's masks — is the lowest of the three on 14 of 16
-/// workloads and within noise on the other two: the LR and token-DFA tables cost more to
-/// build than their faster steps win back over one request.
+/// backend. Measured on the peer harness's workloads (o200k_base, `cargo xtask compare`,
+/// `docs/backends.md`), its cold cost per request — compile plus the first walk's masks — is
+/// the lowest of the three on 13 of 16 (the token DFA's is lower on two free-text-heavy ones,
+/// higher on every schema): the other tables cost more to build than their steps win back
+/// over one request.
 pub const AUTO_JUST_IN_TIME: [BackendKind; 1] = [BackendKind::Earley];
 
 /// What `auto` tries, in order, when the caller classifies ahead of time
