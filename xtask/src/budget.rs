@@ -68,11 +68,12 @@ struct Tally {
 /// (set, sampler, budget factor in percent, with the guarantee).
 type TallyKey = (&'static str, &'static str, u32, bool);
 
-/// splitmix64: seeded, no dependency.
-struct Rng(u64);
+/// splitmix64: seeded, no dependency (the walks of `budget` and `record-traces`).
+pub(crate) struct Rng(pub(crate) u64);
 
 impl Rng {
-    fn below(&mut self, n: usize) -> usize {
+    /// A number below `n`.
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -63,6 +63,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     (
         "sieve-testkit",
         &[
+            "sieve-backend",
             "sieve-ir",
             "sieve-gbnf",
             "sieve-regex",

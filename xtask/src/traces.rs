@@ -15,6 +15,8 @@ use sieve_matcher::{CompiledGrammar, Matcher, Options, Tokenizer};
 use sieve_testkit::traces::{self, Trace, TraceFile};
 use sieve_vocab::Vocabulary;
 
+use crate::budget::Rng;
+
 /// The budgets tried, smallest first, until one admits a complete output.
 const BUDGETS: [u32; 4] = [24, 48, 96, 192];
 
@@ -23,19 +25,6 @@ const COMPLETE_WALKS: u64 = 2;
 
 /// Tokens recorded as refused after each trace.
 const REJECTS: usize = 3;
-
-/// splitmix64: seeded, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) % n as u64) as usize
-    }
-}
 
 /// Records a trace file for every shipped grammar.
 pub fn record(root: &Path) -> Result<(), String> {

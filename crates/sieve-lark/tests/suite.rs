@@ -511,8 +511,8 @@ fn regex_extensions_work_in_lark_regexes() {
 /// Thompson construction refuses rules that refer to themselves, and `TEXT_UNTIL` and
 /// `UNQUOTED_TEXT` are emitted as right-linear rules with cycles. (Acyclic extensions work.)
 #[test]
-#[ignore = "dfa.rs refuses the cyclic right-linear rules of TEXT_UNTIL inside & / ~ / lazy lexemes"]
-fn regex_extensions_inside_terminal_operators() {
+#[ignore = "known gap: dfa.rs refuses the cyclic right-linear rules of TEXT_UNTIL inside & / ~ / lazy lexemes"]
+fn known_gap_regex_extensions_inside_terminal_operators() {
     let grammar = compile_text("start: BODY\nBODY: /(?P<TEXT_UNTIL>ab)/ & /[a-z]{0,6}/\n");
     assert!(accepts(&grammar, b"xxab"));
     assert!(!accepts(&grammar, b"xxabab"));

@@ -190,32 +190,6 @@ fn shipped_grammars_agree_with_earley_or_are_refused_with_a_reason() {
     assert!(expanded_ok >= 1, "none accepted once expanded:\n{report}");
 }
 
-/// Every text token fed on its own.
-fn brute_force<R: Recognizer>(recognizer: &mut R, trie: &TokenTrie) -> Vec<u32> {
-    let mut mask = vec![0u32; trie.n_vocab().div_ceil(32)];
-    for i in 0..trie.len() {
-        let bytes = trie.bytes_at(i);
-        let mut pushed = 0;
-        while pushed < bytes.len() && recognizer.push_byte(bytes[pushed]).unwrap() {
-            pushed += 1;
-        }
-        recognizer.pop_bytes(pushed);
-        if pushed == bytes.len() {
-            let id = trie.token(i).index();
-            mask[id / 32] |= 1 << (id % 32);
-        }
-    }
-    mask
-}
-
-/// The longest token of `trie` that starts `rest`.
-fn next_token<'a>(trie: &TokenTrie, rest: &'a [u8]) -> Option<&'a [u8]> {
-    (1..=rest.len().min(16))
-        .rev()
-        .find(|&len| trie.find(&rest[..len]).is_some())
-        .map(|len| &rest[..len])
-}
-
 /// Deep nesting, so tokens such as `]]],` pop several frames: through contexts, or past them.
 const NESTED: &[&str] = &[
     r#"root ::= "[" (root ("," root)*)? "]" | [0-9]+"#,
@@ -273,7 +247,7 @@ fn masks_equal_brute_force_on_shipped_grammars() {
             let mut recognizer = lr.recognizer();
             let mut at = 0;
             loop {
-                let expected = brute_force(&mut recognizer, &trie);
+                let expected = sieve_testkit::brute_force_mask(&mut recognizer, &trie);
                 for (c, cache) in caches.iter().enumerate() {
                     let mut mask = vec![0u32; expected.len()];
                     cache
@@ -290,7 +264,7 @@ fn masks_equal_brute_force_on_shipped_grammars() {
                 decided += trie.len() - with_context.uncertain_count();
                 uncertain += with_context.uncertain_count();
                 steps += 1;
-                let Some(token) = next_token(&trie, &sentence[at..]) else {
+                let Some(token) = sieve_testkit::next_token(&trie, &sentence[at..]) else {
                     break;
                 };
                 for &b in token {

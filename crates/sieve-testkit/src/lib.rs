@@ -1,6 +1,7 @@
 //! Test support shared by the suites of several crates: the grammars shipped in `grammars/`,
 //! small vocabularies with a tokenizer for mask walks ([`substring_vocabulary`],
-//! [`greedy_tokenize`]), and the backend corpus of recorded token traces ([`traces`]).
+//! [`greedy_tokenize`]), brute-force masks through the backend seam ([`brute_force_mask`],
+//! [`next_token`]), and the backend corpus of recorded token traces ([`traces`]).
 //!
 //! Only dev-dependencies use this crate. Its functions panic with a clear message on a missing
 //! or broken corpus file, since that is a broken test set-up, not an input to report.
@@ -8,11 +9,13 @@
 //! Convention: a grammar file may name its root rule on a line `# sieve: root=NAME`
 //! (otherwise the root is `root`).
 
+mod masks;
 pub mod traces;
 mod vocab;
 
 use std::path::{Path, PathBuf};
 
+pub use masks::{brute_force_mask, next_token};
 pub use vocab::{greedy_tokenize, substring_vocabulary};
 
 use sieve_ir::Grammar;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use sieve_backend::{Backend, Recognizer};
+use sieve_backend::Backend;
 use sieve_earley::EarleyGrammar;
 use sieve_tokencache::{TokenCache, REFINE_ABOVE};
 use sieve_vocab::{TokenTrie, Vocabulary};
@@ -24,33 +24,6 @@ fn engine(grammar: &sieve_ir::Grammar) -> Option<Arc<EarleyGrammar>> {
         root_nullable,
         sieve_earley::Config::default(),
     )))
-}
-
-/// Every text token fed on its own.
-fn brute_force<R: Recognizer>(recognizer: &mut R, trie: &TokenTrie) -> Vec<u32> {
-    let mut mask = vec![0u32; trie.n_vocab().div_ceil(32)];
-    for i in 0..trie.len() {
-        let bytes = trie.bytes_at(i);
-        let mut pushed = 0;
-        while pushed < bytes.len() && recognizer.push_byte(bytes[pushed]).unwrap() {
-            pushed += 1;
-        }
-        recognizer.pop_bytes(pushed);
-        if pushed == bytes.len() {
-            let id = trie.token(i).index();
-            mask[id / 32] |= 1 << (id % 32);
-        }
-    }
-    mask
-}
-
-/// The longest token of `trie` the recogniser accepts next, preferring the sampled
-/// sentence's bytes, so walks follow real sentences.
-fn next_token<'a>(trie: &TokenTrie, rest: &'a [u8]) -> Option<&'a [u8]> {
-    (1..=rest.len().min(16))
-        .rev()
-        .find(|&len| trie.find(&rest[..len]).is_some())
-        .map(|len| &rest[..len])
 }
 
 /// Grammars with counted repetitions (past the default threshold of 16), whose items the
@@ -103,7 +76,7 @@ fn masks_equal_brute_force_with_and_without_contexts() {
             let mut recognizer = g.recognizer();
             let mut at = 0;
             loop {
-                let expected = brute_force(&mut recognizer, &trie);
+                let expected = sieve_testkit::brute_force_mask(&mut recognizer, &trie);
                 for (c, cache) in caches.iter().enumerate() {
                     let mut mask = vec![0u32; expected.len()];
                     cache
@@ -115,7 +88,7 @@ fn masks_equal_brute_force_with_and_without_contexts() {
                     );
                 }
                 steps += 1;
-                let Some(token) = next_token(&trie, &sentence[at..]) else {
+                let Some(token) = sieve_testkit::next_token(&trie, &sentence[at..]) else {
                     break;
                 };
                 for &b in token {
@@ -171,14 +144,14 @@ fn counts_far_from_their_bounds_share_a_classification() {
     let mut at = 0;
     let bytes = text.as_bytes();
     loop {
-        let expected = brute_force(&mut recognizer, &trie);
+        let expected = sieve_testkit::brute_force_mask(&mut recognizer, &trie);
         let mut mask = vec![0u32; expected.len()];
         cache
             .fill_text_tokens(&*g, &mut recognizer, &trie, &mut mask)
             .unwrap();
         assert!(mask == expected, "byte {at}");
         steps += 1;
-        let Some(token) = next_token(&trie, &bytes[at..]) else {
+        let Some(token) = sieve_testkit::next_token(&trie, &bytes[at..]) else {
             break;
         };
         for &b in token {

@@ -69,14 +69,6 @@ fn brute_force(
     (mask, next)
 }
 
-/// The longest token of `trie` that spells the start of `rest`.
-fn next_token<'a>(trie: &TokenTrie, rest: &'a [u8]) -> Option<&'a [u8]> {
-    (1..=rest.len().min(16))
-        .rev()
-        .find(|&len| trie.find(&rest[..len]).is_some())
-        .map(|len| &rest[..len])
-}
-
 const REGEXES: &[&str] = &[
     r"[0-9]{3}-[0-9]{4}",
     r"(true|false|null)",
@@ -187,7 +179,7 @@ fn masks_equal_brute_force_through_the_cache_and_the_token_automaton() {
                 listed.sort_unstable();
                 assert_eq!(listed, transitions, "{name}: seed {seed}, byte {at}");
                 steps += 1;
-                let Some(token) = next_token(&trie, &sentence[at..]) else {
+                let Some(token) = sieve_testkit::next_token(&trie, &sentence[at..]) else {
                     break;
                 };
                 for &b in token {
