@@ -274,16 +274,12 @@ fn check_matchers<M: BorrowMut<Matcher>>(
     let Some(first) = matchers.first() else {
         return Ok(());
     };
-    let expected = first.borrow().compiled().vocabulary().n_vocab();
-    for (index, matcher) in matchers.iter().enumerate().skip(1) {
-        let n_vocab = matcher.borrow().compiled().vocabulary().n_vocab();
-        if n_vocab != expected {
-            return Err(BatchError::VocabularyMismatch {
-                index,
-                n_vocab,
-                expected,
-            });
-        }
+    if let Some((index, n_vocab, expected)) = vocabulary_mismatch(matchers) {
+        return Err(BatchError::VocabularyMismatch {
+            index,
+            n_vocab,
+            expected,
+        });
     }
     let needed = first.borrow().compiled().bitmask_words();
     if words_per_row < needed {
@@ -293,6 +289,22 @@ fn check_matchers<M: BorrowMut<Matcher>>(
         });
     }
     Ok(())
+}
+
+/// The first matcher whose vocabulary size differs from matcher 0's: `(index, its size,
+/// matcher 0's size)`. The masks of one batch share a vocabulary size.
+pub(crate) fn vocabulary_mismatch<M: BorrowMut<Matcher>>(
+    matchers: &[M],
+) -> Option<(usize, usize, usize)> {
+    let expected = matchers.first()?.borrow().compiled().vocabulary().n_vocab();
+    matchers
+        .iter()
+        .enumerate()
+        .skip(1)
+        .find_map(|(index, matcher)| {
+            let n_vocab = matcher.borrow().compiled().vocabulary().n_vocab();
+            (n_vocab != expected).then_some((index, n_vocab, expected))
+        })
 }
 
 /// One row; all zero when the matcher fails.

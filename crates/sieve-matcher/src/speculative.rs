@@ -745,19 +745,12 @@ fn check_batch<M: BorrowMut<Matcher>>(matchers: &[M], drafts: usize) -> Result<(
             drafts,
         });
     }
-    let Some(first) = matchers.first() else {
-        return Ok(());
-    };
-    let expected = first.borrow().compiled().vocabulary().n_vocab();
-    for (index, matcher) in matchers.iter().enumerate().skip(1) {
-        let n_vocab = matcher.borrow().compiled().vocabulary().n_vocab();
-        if n_vocab != expected {
-            return Err(DraftError::VocabularyMismatch {
-                index,
-                n_vocab,
-                expected,
-            });
-        }
+    match crate::batch::vocabulary_mismatch(matchers) {
+        Some((index, n_vocab, expected)) => Err(DraftError::VocabularyMismatch {
+            index,
+            n_vocab,
+            expected,
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
