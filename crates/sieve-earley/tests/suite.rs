@@ -9,7 +9,8 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use sieve_earley::{Config, EarleyGrammar, LimitError, Parser};
 use sieve_ir::reference::Recognizer;
-use sieve_ir::{ByteClass, Expr, Grammar, GrammarBuilder, RuleId};
+use sieve_ir::{ByteClass, Grammar};
+use sieve_testkit::random::arb_grammar;
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -818,42 +819,6 @@ fn history_and_total_item_limits() {
 
 // ---------------------------------------------------------------------------------------------
 // Random small grammars
-
-/// A random body over rules `0..rules`, bytes from `abc`, at most `depth` deep.
-fn arb_expr(rules: usize) -> impl Strategy<Value = Expr> {
-    let leaf = prop_oneof![
-        prop::sample::select(vec!["a", "b", "c", "ab", "ca"]).prop_map(Expr::bytes),
-        Just(Expr::class(ByteClass::range(b'a', b'b')).unwrap()),
-        (0..rules).prop_map(|r| Expr::rule(RuleId::new(r).unwrap())),
-        Just(Expr::empty()),
-    ];
-    leaf.prop_recursive(3, 16, 3, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 2..4).prop_map(Expr::seq),
-            prop::collection::vec(inner.clone(), 2..4)
-                .prop_map(|v| Expr::choice(v).expect("non-empty")),
-            (inner.clone(), 0u32..3, prop::option::of(0u32..4)).prop_map(|(e, min, extra)| {
-                let max = extra.map(|x| (min + x).max(1));
-                Expr::repeat(e, min, max).unwrap_or_else(|_| Expr::optional(Expr::bytes("a")))
-            }),
-        ]
-    })
-}
-
-fn arb_grammar() -> impl Strategy<Value = Grammar> {
-    (1usize..4).prop_flat_map(|n| {
-        prop::collection::vec(arb_expr(n), n).prop_map(move |bodies| {
-            let mut b = GrammarBuilder::new();
-            let ids: Vec<RuleId> = (0..n)
-                .map(|i| b.declare(&format!("r{i}")).unwrap())
-                .collect();
-            for (id, body) in ids.iter().zip(bodies) {
-                b.define(*id, body);
-            }
-            b.build(ids[0]).unwrap()
-        })
-    })
-}
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]

@@ -1,7 +1,7 @@
 //! Test support shared by the suites of several crates: the grammars shipped in `grammars/`,
 //! small vocabularies with a tokenizer for mask walks ([`substring_vocabulary`],
 //! [`greedy_tokenize`]), brute-force masks through the backend seam ([`brute_force_mask`],
-//! [`next_token`]), and the backend corpus of recorded token traces ([`traces`]).
+//! [`next_token`]), random small grammars for property tests ([`random`]), and the backend corpus of recorded token traces ([`traces`]).
 //!
 //! Only dev-dependencies use this crate. Its functions panic with a clear message on a missing
 //! or broken corpus file, since that is a broken test set-up, not an input to report.
@@ -10,6 +10,7 @@
 //! (otherwise the root is `root`).
 
 mod masks;
+pub mod random;
 pub mod traces;
 mod vocab;
 
