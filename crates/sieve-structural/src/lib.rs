@@ -44,9 +44,11 @@ mod dispatch;
 mod error;
 mod lower;
 mod model;
+pub mod models;
 mod strict;
 
 pub use error::{Error, ErrorKind};
+pub use models::{model_structural_tag, ToolRequest};
 
 use sieve_ir::Grammar;
 
