@@ -4,7 +4,8 @@
 //!
 //! # Formats
 //!
-//! Compiled: `const_string`, `json_schema` (style `json`, with `max_whitespace_cnt`), `grammar`
+//! Compiled: `const_string`, `json_schema` (styles `json`, `qwen_xml`, `minimax_xml`,
+//! `glm_xml` and `cohere_xml`, with `max_whitespace_cnt`), `qwen_xml_parameter`, `grammar`
 //! (XGrammar EBNF through `sieve-gbnf`), `regex` (through `sieve-regex`), `sequence`, `or`,
 //! `optional`, `star`, `plus`, `repeat`, `tag` (one end or several), `any_text` (`excludes`,
 //! `max_chars`), `triggered_tags` (`triggers`, `tags`, `at_least_one`, `stop_after_first`,
@@ -12,9 +13,10 @@
 //!
 //! Refused with [`ErrorKind::Unsupported`] at the format's pointer: the token formats (`token`,
 //! `exclude_token`, `any_tokens`, `token_triggered_tags`, `token_dispatch`, and tokens as a
-//! tag's begin or end), which need special-token terminals; the XML styles of `json_schema`
-//! and `qwen_xml_parameter`; `json_schema`'s `any_order` and `excludes`; `any_text`'s
-//! `max_tokens`.
+//! tag's begin or end), which need special-token terminals; the styles `minimax_m3_xml`,
+//! `deepseek_xml`, `kimi_k3_xml` and `deepseek_v4_1_xml`; `json_schema`'s `any_order` and
+//! `excludes`; `any_text`'s `max_tokens`; in the XML styles, every schema keyword the style's
+//! writer does not read (module `lower::xml`).
 //!
 //! # Free text
 //!
@@ -35,7 +37,8 @@
 //! # Modules
 //!
 //! - `model`: the typed document (formats with their pointers); strict reading.
-//! - `lower`: formats to rules, XGrammar's semantics for each type.
+//! - `lower`: formats to rules, XGrammar's semantics for each type; `lower::xml`: the XML
+//!   styles of `json_schema` (parameters as elements, values raw or JSON).
 //! - `dispatch`: free text as an automaton, emitted as rules.
 //! - `strict`: XGrammar's strict-mode defaults as a schema rewrite.
 //! - `error`: [`Error`] and [`ErrorKind`].

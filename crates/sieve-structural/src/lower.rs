@@ -19,8 +19,10 @@ use sieve_ir::{Expr, ExprKind, Grammar, GrammarBuilder, RuleId};
 
 use crate::dispatch::{self, FreeText};
 use crate::error::{join, Error, ErrorKind};
-use crate::model::{Format, JsonSchema, Kind, Tag};
+use crate::model::{Format, JsonSchema, Kind, Style, Tag};
 use crate::{strict, Options};
+
+mod xml;
 
 /// The lowering state: the grammar being built and the compiled formats.
 pub(crate) struct Lowerer<'a> {
@@ -392,12 +394,19 @@ impl<'a> Lowerer<'a> {
                 "excluded substrings in JSON strings are not supported yet",
             ));
         }
-        let mut options = self.options.json.clone();
-        options.whitespace = sieve_jsonschema::Whitespace::Flexible;
-        options.max_whitespace = schema
+        let max_whitespace = schema
             .max_whitespace
             .unwrap_or(self.options.json_max_whitespace);
         let document = strict::strict(&schema.schema);
+        if schema.style != Style::Json {
+            let at = join(p, "json_schema");
+            let body =
+                xml::Xml::new(self, schema.style, document, at, max_whitespace)?.parameters()?;
+            return self.rule("xml_parameters", body, p);
+        }
+        let mut options = self.options.json.clone();
+        options.whitespace = sieve_jsonschema::Whitespace::Flexible;
+        options.max_whitespace = max_whitespace;
         let compiled = sieve_jsonschema::compile(&document, &options).map_err(|e| {
             Error::new(
                 ErrorKind::Embedded,

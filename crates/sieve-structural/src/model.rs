@@ -28,7 +28,7 @@ pub(crate) struct Format {
 pub(crate) enum Kind {
     /// Exactly this text.
     ConstString(String),
-    /// JSON text accepted by a schema (style `json`).
+    /// Text accepted by a schema: JSON, or parameters in an XML style.
     JsonSchema(JsonSchema),
     /// An EBNF grammar (root rule `root`).
     Grammar(String),
@@ -109,6 +109,8 @@ pub(crate) struct Tag {
 pub(crate) struct JsonSchema {
     /// The schema (`true`, `false` or an object).
     pub schema: Value,
+    /// How the value is written: JSON, or one of the XML styles.
+    pub style: Style,
     /// Properties in any order.
     pub any_order: bool,
     /// The most consecutive whitespace characters, `None` for no limit.
@@ -116,6 +118,29 @@ pub(crate) struct JsonSchema {
     /// Substrings forbidden in strings (only the empty list is compiled).
     pub excludes: Vec<String>,
 }
+
+/// The `style` of a `json_schema` format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Style {
+    /// JSON text.
+    Json,
+    /// `<parameter=key>value</parameter>`.
+    QwenXml,
+    /// `<parameter name="key">value</parameter>`.
+    MinimaxXml,
+    /// `<arg_key>key</arg_key><arg_value>value</arg_value>`.
+    GlmXml,
+    /// `<cofl:value name="key" type="raw|json|dict|list">value</cofl:value>`, nested.
+    CohereXml,
+}
+
+/// The XGrammar 0.2.8 styles sieve does not compile (yet).
+const OTHER_STYLES: [&str; 4] = [
+    "minimax_m3_xml",
+    "deepseek_xml",
+    "kimi_k3_xml",
+    "deepseek_v4_1_xml",
+];
 
 /// The document's top level: `{"type": "structural_tag", "format": …}` (the `type` is
 /// optional), read into its format.
@@ -209,11 +234,14 @@ impl Reader<'_> {
             "const_string" => Kind::ConstString(f.string("value")?),
             "json_schema" => Kind::JsonSchema(self.json_schema(&mut f, pointer)?),
             "qwen_xml_parameter" => {
-                return Err(Error::new(
-                    ErrorKind::Unsupported,
-                    pointer,
-                    "`qwen_xml_parameter` (the qwen_xml style of json_schema) is not supported yet",
-                ))
+                let schema = self.schema(&mut f, pointer)?;
+                Kind::JsonSchema(JsonSchema {
+                    schema,
+                    style: Style::QwenXml,
+                    any_order: false,
+                    max_whitespace: None,
+                    excludes: Vec::new(),
+                })
             }
             "grammar" => Kind::Grammar(f.non_empty_string("grammar")?),
             "regex" => Kind::Regex(f.non_empty_string("pattern")?),
@@ -324,7 +352,7 @@ impl Reader<'_> {
         Ok(kind)
     }
 
-    fn json_schema(&mut self, f: &mut Fields<'_>, pointer: &str) -> Result<JsonSchema, Error> {
+    fn schema(&mut self, f: &mut Fields<'_>, pointer: &str) -> Result<Value, Error> {
         let schema = f.required("json_schema")?.clone();
         if !(schema.is_object() || schema.is_boolean()) {
             return Err(invalid(
@@ -332,18 +360,35 @@ impl Reader<'_> {
                 "`json_schema` must be an object or a boolean",
             ));
         }
-        if let Some(style) = f.take("style") {
-            let style = style
-                .as_str()
-                .ok_or_else(|| invalid(&join(pointer, "style"), "`style` must be a string"))?;
-            if style != "json" {
-                return Err(Error::new(
-                    ErrorKind::Unsupported,
-                    &join(pointer, "style"),
-                    format!("the json_schema style {style:?} is not supported yet (only \"json\")"),
-                ));
+        Ok(schema)
+    }
+
+    fn json_schema(&mut self, f: &mut Fields<'_>, pointer: &str) -> Result<JsonSchema, Error> {
+        let schema = self.schema(f, pointer)?;
+        let style = match f.take("style") {
+            None => Style::Json,
+            Some(style) => {
+                let p = join(pointer, "style");
+                match style.as_str() {
+                    Some("json") => Style::Json,
+                    Some("qwen_xml") => Style::QwenXml,
+                    Some("minimax_xml") => Style::MinimaxXml,
+                    Some("glm_xml") => Style::GlmXml,
+                    Some("cohere_xml") => Style::CohereXml,
+                    Some(other) if OTHER_STYLES.contains(&other) => {
+                        return Err(Error::new(
+                            ErrorKind::Unsupported,
+                            &p,
+                            format!("the json_schema style {other:?} is not supported yet (json, qwen_xml, minimax_xml, glm_xml and cohere_xml are)"),
+                        ))
+                    }
+                    Some(other) => {
+                        return Err(invalid(&p, format!("unknown json_schema style {other:?}")))
+                    }
+                    None => return Err(invalid(&p, "`style` must be a string")),
+                }
             }
-        }
+        };
         let any_order = f.bool_or("any_order", false)?;
         let max_whitespace = match f.take("max_whitespace_cnt") {
             None | Some(Value::Null) => None,
@@ -362,6 +407,7 @@ impl Reader<'_> {
         let excludes = f.strings_or_default("excludes")?;
         Ok(JsonSchema {
             schema,
+            style,
             any_order,
             max_whitespace,
             excludes,

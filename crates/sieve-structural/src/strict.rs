@@ -8,7 +8,9 @@
 //! `additionalProperties` or `unevaluatedProperties`, and `items: false` to every array schema
 //! (a `type` naming `array`, or `prefixItems`) without `items` or `unevaluatedItems`. Schemas
 //! that name neither type (`{}`, a bare `anyOf`) are left as they are, as XGrammar leaves them
-//! open.
+//! open, and so are the *bare* schemas `{"type": "object"}` and `{"type": "array"}` (`type`
+//! alone, as a name or a one-name list, besides annotations): XGrammar 0.2.8 compiles them to
+//! its open `basic_object` and `basic_array` rules, strict mode or not ([`bare`]).
 //!
 //! The rewrite visits every place a subschema can stand; its recursion is bounded by the
 //! depth of the JSON value, which `serde_json` limits when parsing.
@@ -40,6 +42,33 @@ const MAP: [&str; 5] = [
     "definitions",
     "dependentSchemas",
 ];
+
+/// Keywords that constrain nothing (XGrammar leaves them out of its schema cache keys).
+pub(crate) const ANNOTATIONS: [&str; 9] = [
+    "title",
+    "description",
+    "$comment",
+    "examples",
+    "default",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$schema",
+];
+
+/// Whether `obj` says only that its instances are of type `ty` (annotations aside):
+/// `{"type": "object"}`, `{"type": ["object"]}`.
+pub(crate) fn bare(obj: &Map<String, Value>, ty: &str) -> bool {
+    let names = match obj.get("type") {
+        Some(Value::String(s)) => s == ty,
+        Some(Value::Array(items)) => items.len() == 1 && items[0].as_str() == Some(ty),
+        _ => false,
+    };
+    names
+        && obj
+            .keys()
+            .all(|k| k == "type" || ANNOTATIONS.contains(&k.as_str()))
+}
 
 /// `schema` with XGrammar's strict-mode defaults written out.
 pub(crate) fn strict(schema: &Value) -> Value {
@@ -77,12 +106,14 @@ fn strict_object(obj: &Map<String, Value>) -> Map<String, Value> {
         _ => false,
     };
     if (names("object") || obj.contains_key("properties"))
+        && !bare(obj, "object")
         && !obj.contains_key("additionalProperties")
         && !obj.contains_key("unevaluatedProperties")
     {
         out.insert("additionalProperties".to_owned(), Value::Bool(false));
     }
     if (names("array") || obj.contains_key("prefixItems"))
+        && !bare(obj, "array")
         && !obj.contains_key("items")
         && !obj.contains_key("unevaluatedItems")
     {
@@ -97,20 +128,24 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn closes_objects_and_arrays_that_say_nothing() {
+    fn closes_objects_and_arrays_that_say_nothing_but_bare_ones() {
         let schema = json!({
             "type": "object",
             "properties": {"a": {"type": "array", "prefixItems": [{"type": "object"}]}},
             "$defs": {"x": {"properties": {}, "additionalProperties": true}},
-            "anyOf": [{}]
+            "anyOf": [{}],
+            "items": {"type": "object", "description": "open"},
+            "not": {"type": ["array"]}
         });
         assert_eq!(
             strict(&schema),
             json!({
                 "type": "object",
-                "properties": {"a": {"type": "array", "prefixItems": [{"type": "object", "additionalProperties": false}], "items": false}},
+                "properties": {"a": {"type": "array", "prefixItems": [{"type": "object"}], "items": false}},
                 "$defs": {"x": {"properties": {}, "additionalProperties": true}},
                 "anyOf": [{}],
+                "items": {"type": "object", "description": "open"},
+                "not": {"type": ["array"]},
                 "additionalProperties": false
             })
         );

@@ -60,18 +60,18 @@ fn accepts(grammar: &Grammar, text: &[u8]) -> bool {
     matcher.can_finish()
 }
 
-#[test]
-fn xgrammar_fixtures() {
-    let text = include_str!("fixtures/structural_tags.json");
+/// Checks every case of a fixture file (XGrammar's verdict, or sieve's documented one);
+/// returns the number of structural tags and of texts.
+fn check_fixtures(text: &str) -> (usize, usize) {
     let file: FixtureFile = serde_json::from_str(text).expect("fixture file");
-    assert!(file.fixtures.len() >= 20);
     let docs = include_str!("../../../docs/structural-tags.md");
     let mut failures = Vec::new();
-    let mut differences = 0;
+    let (mut differences, mut texts) = (0, 0);
     for fixture in &file.fixtures {
         let grammar = compile(&fixture.structural_tag, &Options::default())
             .unwrap_or_else(|e| panic!("{}: {e}", fixture.name));
         for case in &fixture.cases {
+            texts += 1;
             let expected = match (case.sieve, &case.why) {
                 (Some(sieve), Some(why)) => {
                     differences += 1;
@@ -98,6 +98,19 @@ fn xgrammar_fixtures() {
     }
     assert!(differences > 0, "the documented differences are exercised");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    (file.fixtures.len(), texts)
+}
+
+#[test]
+fn xgrammar_fixtures() {
+    let (tags, _) = check_fixtures(include_str!("fixtures/structural_tags.json"));
+    assert!(tags >= 20);
+}
+
+#[test]
+fn xgrammar_xml_style_fixtures() {
+    let (tags, texts) = check_fixtures(include_str!("fixtures/xml_styles.json"));
+    assert!(tags >= 15 && texts >= 150, "{tags} tags, {texts} texts");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -148,8 +161,16 @@ fn unsupported_options_are_located() {
     let schema = json!({"type": "object"});
     for (format, pointer) in [
         (
-            json!({"type": "json_schema", "json_schema": schema, "style": "qwen_xml"}),
+            json!({"type": "json_schema", "json_schema": schema, "style": "kimi_k3_xml"}),
             "/format/style",
+        ),
+        (
+            json!({"type": "json_schema", "json_schema": schema, "style": "qwen_xml", "any_order": true}),
+            "/format/any_order",
+        ),
+        (
+            json!({"type": "json_schema", "json_schema": schema, "style": "glm_xml", "excludes": ["x"]}),
+            "/format/excludes",
         ),
         (
             json!({"type": "json_schema", "json_schema": schema, "any_order": true}),
@@ -163,10 +184,6 @@ fn unsupported_options_are_located() {
             json!({"type": "any_text", "max_tokens": 5}),
             "/format/max_tokens",
         ),
-        (
-            json!({"type": "qwen_xml_parameter", "json_schema": schema}),
-            "/format",
-        ),
     ] {
         let e = error_of(format);
         assert_eq!(
@@ -175,6 +192,95 @@ fn unsupported_options_are_located() {
             "{e}"
         );
     }
+}
+
+/// What an XML style cannot write exactly is refused at the keyword, never ignored.
+#[test]
+fn xml_style_keywords_sieve_cannot_honour_are_located() {
+    let params = |p: Value| json!({"type": "object", "properties": {"p": p}});
+    for (style, schema, pointer) in [
+        (
+            "qwen_xml",
+            json!({"type": "object", "properties": {}, "additionalProperties": true}),
+            "/format/json_schema/additionalProperties",
+        ),
+        (
+            "minimax_xml",
+            json!({"type": "object", "minProperties": 1}),
+            "/format/json_schema/minProperties",
+        ),
+        (
+            "glm_xml",
+            json!({"type": "array"}),
+            "/format/json_schema/type",
+        ),
+        (
+            "qwen_xml",
+            params(json!({"type": "string", "format": "date"})),
+            "/format/json_schema/properties/p/format",
+        ),
+        (
+            "qwen_xml",
+            params(json!({"type": "string", "pattern": "a", "maxLength": 3})),
+            "/format/json_schema/properties/p/maxLength",
+        ),
+        (
+            "glm_xml",
+            params(json!({"oneOf": [{"type": "string"}, {"type": "integer"}]})),
+            "/format/json_schema/properties/p/oneOf",
+        ),
+        (
+            "minimax_xml",
+            params(json!({"enum": ["a", 1.5]})),
+            "/format/json_schema/properties/p/enum/1",
+        ),
+        (
+            "qwen_xml",
+            params(json!({"$ref": "#/properties/q"})),
+            "/format/json_schema/properties/p/$ref",
+        ),
+        (
+            "qwen_xml",
+            params(json!({"type": "object", "properties": {"q": {"$ref": "#"}}})),
+            "/format/json_schema/properties/p",
+        ),
+        (
+            "cohere_xml",
+            json!({"type": "object", "properties": {"a\"b": {"type": "string"}}}),
+            "/format/json_schema/properties/a\"b",
+        ),
+        (
+            "cohere_xml",
+            params(json!({"type": "array", "items": {"type": "string"}, "uniqueItems": true})),
+            "/format/json_schema/properties/p/uniqueItems",
+        ),
+        (
+            "cohere_xml",
+            params(json!({"type": "object", "properties": {}, "patternProperties": {"x": {}}})),
+            "/format/json_schema/properties/p/patternProperties",
+        ),
+    ] {
+        let e = error_of(json!({"type": "json_schema", "json_schema": schema, "style": style}));
+        assert_eq!(
+            (e.kind, e.pointer.as_str()),
+            (ErrorKind::Unsupported, pointer),
+            "{style}: {e}"
+        );
+    }
+    // A value's own schema error keeps its place inside the schema.
+    let e = error_of(
+        json!({"type": "json_schema", "style": "qwen_xml", "json_schema": params(json!({"type": "integer", "minimum": "x"}))}),
+    );
+    assert!(
+        e.pointer.starts_with("/format/json_schema/properties/p"),
+        "{e}"
+    );
+    let e = error_of(json!({"type": "json_schema", "json_schema": {}, "style": "yaml"}));
+    assert_eq!(
+        (e.kind, e.pointer.as_str()),
+        (ErrorKind::Invalid, "/format/style"),
+        "{e}"
+    );
 }
 
 #[test]
