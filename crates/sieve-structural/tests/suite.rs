@@ -457,6 +457,59 @@ fn masks_equal_brute_force_on_tool_calls_and_free_text() {
     }
 }
 
+#[test]
+fn masks_equal_brute_force_on_xml_styles() {
+    let params = json!({"type": "object", "properties": {
+        "city": {"type": "string"},
+        "days": {"type": "integer", "minimum": 1},
+        "unit": {"enum": ["c", "f"]},
+        "where": {"type": "object", "properties": {"lat": {"type": "number"}}, "required": ["lat"]},
+        "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2}
+    }, "required": ["city"]});
+    let call = |style: &str| {
+        json!({"type": "triggered_tags", "triggers": ["<tool_call>"], "tags": [
+            {"type": "tag", "begin": "<tool_call>\n<function=w>\n", "content": {"type": "json_schema", "json_schema": params, "style": style}, "end": "</function>\n</tool_call>"}
+        ]})
+    };
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "qwen_xml",
+            vec![
+                "Sure. <tool_call>\n<function=w>\n<parameter=city>\nSão Paulo\n</parameter>\n<parameter=days>\n3\n</parameter>\n<parameter=tags>[\"a\"]</parameter>\n</function>\n</tool_call>",
+                "<tool_call>\n<function=w>\n<parameter=city></param</parameter><parameter=unit> f </parameter><parameter=where>{\"lat\": -1.5}</parameter></function>\n</tool_call> ok",
+            ],
+        ),
+        (
+            "minimax_xml",
+            vec!["<tool_call>\n<function=w>\n<parameter name=\"city\">Oslo</parameter><parameter name=\"days\">12</parameter></function>\n</tool_call>"],
+        ),
+        (
+            "glm_xml",
+            vec!["x <tool_call>\n<function=w>\n<arg_key>city</arg_key>\n<arg_value>Oslo</arg_value>\n<arg_key>unit</arg_key><arg_value>c</arg_value></function>\n</tool_call>"],
+        ),
+        (
+            "cohere_xml",
+            vec!["<tool_call>\n<function=w>\n<cofl:value name=\"city\" type=\"raw\">Oslo</cofl:value><cofl:value name=\"where\" type=\"dict\"> <cofl:value name=\"lat\" type=\"json\">2</cofl:value> </cofl:value><cofl:value name=\"tags\" type=\"list\"><cofl:value type=\"raw\">a</cofl:value><cofl:value type=\"raw\">b</cofl:value></cofl:value>\n</function>\n</tool_call>"],
+        ),
+    ];
+    for (style, texts) in cases {
+        let grammar = compile(
+            &json!({"type": "structural_tag", "format": call(style)}),
+            &Options::default(),
+        )
+        .unwrap_or_else(|e| panic!("{style}: {e}"));
+        let vocab = Arc::new(synthetic_vocab(&texts));
+        let tokenizer = Arc::new(Tokenizer::new(vocab));
+        let compiled = Arc::new(
+            CompiledGrammar::new(&grammar, tokenizer, &CompileOptions::default())
+                .expect("compiles"),
+        );
+        for text in texts {
+            walk(&compiled, text, style);
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // No panics: random documents built from the format vocabulary.
 
