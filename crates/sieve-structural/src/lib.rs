@@ -16,7 +16,7 @@
 //! tag's begin or end), which need special-token terminals; the styles `minimax_m3_xml`,
 //! `deepseek_xml`, `kimi_k3_xml` and `deepseek_v4_1_xml`; `json_schema`'s `any_order` and
 //! `excludes`; `any_text`'s `max_tokens`; in the XML styles, every schema keyword the style's
-//! writer does not read (module `lower::xml`).
+//! writer does not read (module `xml`).
 //!
 //! # Free text
 //!
@@ -38,7 +38,8 @@
 //!
 //! - `model`: the typed document (formats with their pointers); strict reading.
 //! - `lower`: formats to rules, XGrammar's semantics for each type; `lower::xml`: the XML
-//!   styles of `json_schema` (parameters as elements, values raw or JSON).
+//!   styles' parameters as elements.
+//! - `xml`: an XML-style schema read into typed parameters (how each value may be written).
 //! - `dispatch`: free text as an automaton, emitted as rules.
 //! - `strict`: XGrammar's strict-mode defaults as a schema rewrite.
 //! - `error`: [`Error`] and [`ErrorKind`].
@@ -49,6 +50,7 @@ mod lower;
 mod model;
 pub mod models;
 mod strict;
+mod xml;
 
 pub use error::{Error, ErrorKind};
 pub use models::{model_structural_tag, ToolRequest};

@@ -400,8 +400,8 @@ impl<'a> Lowerer<'a> {
         let document = strict::strict(&schema.schema);
         if schema.style != Style::Json {
             let at = join(p, "json_schema");
-            let body =
-                xml::Xml::new(self, schema.style, document, at, max_whitespace)?.parameters()?;
+            let members = crate::xml::read(&document, schema.style, &at)?;
+            let body = xml::Xml::new(self, schema.style, at, max_whitespace)?.members(&members)?;
             return self.rule("xml_parameters", body, p);
         }
         let mut options = self.options.json.clone();

@@ -59,15 +59,19 @@ pub(crate) const ANNOTATIONS: [&str; 9] = [
 /// Whether `obj` says only that its instances are of type `ty` (annotations aside):
 /// `{"type": "object"}`, `{"type": ["object"]}`.
 pub(crate) fn bare(obj: &Map<String, Value>, ty: &str) -> bool {
-    let names = match obj.get("type") {
-        Some(Value::String(s)) => s == ty,
-        Some(Value::Array(items)) => items.len() == 1 && items[0].as_str() == Some(ty),
-        _ => false,
-    };
-    names
+    obj.get("type").is_some_and(|t| names_only(t, ty))
         && obj
             .keys()
             .all(|k| k == "type" || ANNOTATIONS.contains(&k.as_str()))
+}
+
+/// Whether a `type` value names `ty` alone: `"object"` or `["object"]`.
+pub(crate) fn names_only(value: &Value, ty: &str) -> bool {
+    match value {
+        Value::String(s) => s == ty,
+        Value::Array(items) => items.len() == 1 && items[0].as_str() == Some(ty),
+        _ => false,
+    }
 }
 
 /// `schema` with XGrammar's strict-mode defaults written out.

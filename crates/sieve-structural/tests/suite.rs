@@ -267,6 +267,20 @@ fn xml_style_keywords_sieve_cannot_honour_are_located() {
             "{style}: {e}"
         );
     }
+    // Recursion is bounded, not followed forever: a `$ref` cycle, a recursive cohere dict.
+    let cycle = json!({"$ref": "#/$defs/a", "$defs": {"a": {"$ref": "#/$defs/a"}}});
+    let e = error_of(json!({"type": "json_schema", "json_schema": cycle, "style": "qwen_xml"}));
+    assert_eq!(e.kind, ErrorKind::Limit, "{e}");
+    let node = json!({"$defs": {"node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/node"}}}},
+                      "$ref": "#/$defs/node"});
+    let e = error_of(json!({"type": "json_schema", "json_schema": node, "style": "cohere_xml"}));
+    assert_eq!(e.kind, ErrorKind::Limit, "{e}");
+    // In JSON values (qwen), a recursive schema is sieve-jsonschema's recursive rules.
+    compile(
+        &json!({"type": "structural_tag", "format": {"type": "json_schema", "json_schema": node, "style": "qwen_xml"}}),
+        &Options::default(),
+    )
+    .expect("recursive JSON values compile");
     // A value's own schema error keeps its place inside the schema.
     let e = error_of(
         json!({"type": "json_schema", "style": "qwen_xml", "json_schema": params(json!({"type": "integer", "minimum": "x"}))}),
