@@ -23,7 +23,7 @@ pub enum ErrorKind {
     /// The document is not a structural tag: not JSON, a missing or mistyped field, an
     /// unknown format type, a tag that matches no trigger.
     Invalid,
-    /// A valid format or option sieve does not compile (yet): the token formats, four of
+    /// A valid format or option sieve does not compile (yet): the token formats, two of
     /// the `json_schema` styles, a schema keyword an XML style cannot write, a token budget.
     Unsupported,
     /// An embedded grammar, regex or JSON Schema was refused by its own front-end; the

@@ -5,7 +5,8 @@
 //! # Formats
 //!
 //! Compiled: `const_string`, `json_schema` (styles `json`, `qwen_xml`, `minimax_xml`,
-//! `glm_xml` and `cohere_xml`, with `max_whitespace_cnt`), `qwen_xml_parameter`, `grammar`
+//! `glm_xml`, `cohere_xml`, `deepseek_xml` and `deepseek_v4_1_xml`, with
+//! `max_whitespace_cnt`), `qwen_xml_parameter`, `grammar`
 //! (XGrammar EBNF through `sieve-gbnf`), `regex` (through `sieve-regex`), `sequence`, `or`,
 //! `optional`, `star`, `plus`, `repeat`, `tag` (one end or several), `any_text` (`excludes`,
 //! `max_chars`), `triggered_tags` (`triggers`, `tags`, `at_least_one`, `stop_after_first`,
@@ -13,8 +14,8 @@
 //!
 //! Refused with [`ErrorKind::Unsupported`] at the format's pointer: the token formats (`token`,
 //! `exclude_token`, `any_tokens`, `token_triggered_tags`, `token_dispatch`, and tokens as a
-//! tag's begin or end), which need special-token terminals; the styles `minimax_m3_xml`,
-//! `deepseek_xml`, `kimi_k3_xml` and `deepseek_v4_1_xml`; `json_schema`'s `any_order` and
+//! tag's begin or end), which need special-token terminals; the styles `minimax_m3_xml` and
+//! `kimi_k3_xml`; `json_schema`'s `any_order` and
 //! `excludes`; `any_text`'s `max_tokens`; in the XML styles, every schema keyword the style's
 //! writer does not read (module `xml`).
 //!

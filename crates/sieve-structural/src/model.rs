@@ -132,15 +132,14 @@ pub(crate) enum Style {
     GlmXml,
     /// `<cofl:value name="key" type="raw|json|dict|list">value</cofl:value>`, nested.
     CohereXml,
+    /// `<｜DSML｜parameter name="key" string="true|false">value</｜DSML｜parameter>`.
+    DeepseekXml,
+    /// `<｜DSML｜ parameter name="key" string="true|false">value</｜DSML｜ parameter>`.
+    DeepseekV41Xml,
 }
 
 /// The XGrammar 0.2.8 styles sieve does not compile (yet).
-const OTHER_STYLES: [&str; 4] = [
-    "minimax_m3_xml",
-    "deepseek_xml",
-    "kimi_k3_xml",
-    "deepseek_v4_1_xml",
-];
+const OTHER_STYLES: [&str; 2] = ["minimax_m3_xml", "kimi_k3_xml"];
 
 /// The document's top level: `{"type": "structural_tag", "format": …}` (the `type` is
 /// optional), read into its format.
@@ -375,11 +374,13 @@ impl Reader<'_> {
                     Some("minimax_xml") => Style::MinimaxXml,
                     Some("glm_xml") => Style::GlmXml,
                     Some("cohere_xml") => Style::CohereXml,
+                    Some("deepseek_xml") => Style::DeepseekXml,
+                    Some("deepseek_v4_1_xml") => Style::DeepseekV41Xml,
                     Some(other) if OTHER_STYLES.contains(&other) => {
                         return Err(Error::new(
                             ErrorKind::Unsupported,
                             &p,
-                            format!("the json_schema style {other:?} is not supported yet (json, qwen_xml, minimax_xml, glm_xml and cohere_xml are)"),
+                            format!("the json_schema style {other:?} is not supported yet (json, qwen_xml, minimax_xml, glm_xml, cohere_xml, deepseek_xml and deepseek_v4_1_xml are)"),
                         ))
                     }
                     Some(other) => {

@@ -1,5 +1,5 @@
 //! Reading the schema of an XML-style `json_schema` (`qwen_xml`, `minimax_xml`, `glm_xml`,
-//! `cohere_xml`) into typed parameters: which elements may appear, in which order, and how
+//! `cohere_xml`, `deepseek_xml`, `deepseek_v4_1_xml`) into typed parameters: which elements may appear, in which order, and how
 //! each value may be written ([`Case`]), every part with its JSON pointer. `lower::xml` turns
 //! the result into rules.
 //!

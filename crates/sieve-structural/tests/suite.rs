@@ -506,6 +506,10 @@ fn masks_equal_brute_force_on_xml_styles() {
             vec!["<tool_call>\n<function=w>\n<cofl:value name=\"city\" type=\"raw\">Oslo</cofl:value><cofl:value name=\"where\" type=\"dict\"> <cofl:value name=\"lat\" type=\"json\">2</cofl:value> </cofl:value><cofl:value name=\"tags\" type=\"list\"><cofl:value type=\"raw\">a</cofl:value><cofl:value type=\"raw\">b</cofl:value></cofl:value>\n</function>\n</tool_call>"],
         ),
     ];
+    let cases = cases.into_iter().chain([(
+        "deepseek_xml",
+        vec!["<tool_call>\n<function=w>\n<｜DSML｜parameter name=\"city\" string=\"true\">Oslo</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\"> 7 </｜DSML｜parameter></function>\n</tool_call>"],
+    )]);
     for (style, texts) in cases {
         let grammar = compile(
             &json!({"type": "structural_tag", "format": call(style)}),

@@ -6,7 +6,10 @@
 //!   `<arg_key>NAME</arg_key> <arg_value>V</arg_value>` (whitespace between the two);
 //!   `cohere_xml`: `<cofl:value name="NAME" type="T">V</cofl:value>`, `T` naming the case
 //!   (`raw` text, `json` scalar, `dict` of nested elements, `list` of unnamed items with no
-//!   whitespace between them).
+//!   whitespace between them); `deepseek_xml`:
+//!   `<｜DSML｜parameter name="NAME" string="S">V</｜DSML｜parameter>` (`deepseek_v4_1_xml`:
+//!   `｜DSML｜ parameter`), `S` `true` for strings (no whitespace around them), `false` for
+//!   JSON.
 //! - Whitespace (a gap, bounded like JSON gaps) before every element and after the last, and
 //!   around every value but plain text (`Case::Text`), whose whitespace is its own.
 //! - Plain text is free text without the style's end tag (the `dispatch` automaton, so valid
@@ -68,10 +71,10 @@ impl<'l, 'o> Xml<'l, 'o> {
         };
         let mut items = Vec::with_capacity(params.len() + 1);
         for param in params {
-            let element = if self.style == Style::CohereXml {
+            let element = if let Some(open) = self.attributed_open() {
                 Expr::seq([
-                    Expr::bytes(format!("<cofl:value name=\"{}\"", param.name).into_bytes()),
-                    self.cohere_suffix(&param.cases)?,
+                    Expr::bytes(format!("{open}{}{}", param.name, self.name_close()).into_bytes()),
+                    self.attributed(&param.cases)?,
                 ])
             } else {
                 let value = self.value(&param.cases)?;
@@ -94,7 +97,30 @@ impl<'l, 'o> Xml<'l, 'o> {
         match self.style {
             Style::GlmXml => "</arg_value>",
             Style::CohereXml => "</cofl:value>",
-            _ => "</parameter>",
+            Style::DeepseekXml => "</｜DSML｜parameter>",
+            Style::DeepseekV41Xml => "</｜DSML｜ parameter>",
+            Style::Json | Style::QwenXml | Style::MinimaxXml => "</parameter>",
+        }
+    }
+
+    /// What closes the name attribute before the kind attribute: cohere's kind attribute
+    /// stands alone (list items have no name), deepseek's starts with the quote.
+    fn name_close(&self) -> &'static str {
+        if self.style == Style::CohereXml {
+            "\""
+        } else {
+            ""
+        }
+    }
+
+    /// For the styles that say a value's kind in an attribute (cohere, deepseek): the element
+    /// up to its name, which the attributes follow (`attributed`).
+    fn attributed_open(&self) -> Option<&'static str> {
+        match self.style {
+            Style::CohereXml => Some("<cofl:value name=\""),
+            Style::DeepseekXml => Some("<｜DSML｜parameter name=\""),
+            Style::DeepseekV41Xml => Some("<｜DSML｜ parameter name=\""),
+            _ => None,
         }
     }
 
@@ -146,7 +172,7 @@ impl<'l, 'o> Xml<'l, 'o> {
                 if item.is_empty() {
                     return Ok(Expr::empty());
                 }
-                let item = Expr::seq([Expr::bytes(&b"<cofl:value"[..]), self.cohere_suffix(item)?]);
+                let item = Expr::seq([Expr::bytes(&b"<cofl:value"[..]), self.attributed(item)?]);
                 let p = self.pointer.clone();
                 let item = Expr::rule(self.lower.rule("xml_list_item", item, &p)?);
                 Expr::repeat(item, *min, *max)
@@ -155,45 +181,50 @@ impl<'l, 'o> Xml<'l, 'o> {
         })
     }
 
-    /// A cohere element after its name: each case's `type` attribute, value and end tag.
-    fn cohere_suffix(&mut self, cases: &[Case]) -> Result<Expr, Error> {
+    /// An attributed element after its name: each case's attribute, value and end tag.
+    fn attributed(&mut self, cases: &[Case]) -> Result<Expr, Error> {
         let mut alternatives = Vec::with_capacity(cases.len());
         for case in cases {
-            let kind = match case {
-                Case::Text => {
-                    alternatives.push(Expr::seq([
-                        Expr::bytes(&b" type=\"raw\">"[..]),
-                        Expr::rule(self.text()?),
-                        self.close(),
-                    ]));
-                    continue;
-                }
-                Case::Any => {
-                    alternatives.push(Expr::rule(self.any()?));
-                    continue;
-                }
-                Case::Chars { .. } | Case::Pattern { .. } | Case::Literal { json: false, .. } => {
-                    "raw"
-                }
-                Case::Literal { json: true, .. } | Case::Json { .. } => "json",
-                Case::Dict(_) => "dict",
-                Case::List { .. } => "list",
-            };
+            if let Case::Any = case {
+                alternatives.push(Expr::rule(self.any()?));
+                continue;
+            }
             let body = self.body(case)?;
-            alternatives.push(self.typed(kind, body));
+            alternatives.push(self.typed(Kind::of(case), body));
         }
         Ok(Expr::choice(alternatives).expect("a value has at least one case"))
     }
 
-    /// ` type="KIND">` gap body gap `</cofl:value>`.
-    fn typed(&self, kind: &str, body: Expr) -> Expr {
-        Expr::seq([
-            Expr::bytes(format!(" type=\"{kind}\">").into_bytes()),
-            self.gap.clone(),
-            body,
-            self.gap.clone(),
-            self.close(),
-        ])
+    /// The attribute that ends an attributed element's opening tag for a value of this
+    /// kind, then `body` (between gaps unless the style writes the kind without them) and the
+    /// end tag: cohere ` type="raw|json|dict|list">`, gaps around all but plain text;
+    /// deepseek `" string="true">` for strings, without gaps, `" string="false">` for JSON,
+    /// with gaps.
+    fn typed(&self, kind: Kind, body: Expr) -> Expr {
+        let string = matches!(kind, Kind::Text | Kind::Raw);
+        let (attribute, gaps) = if self.style == Style::CohereXml {
+            let name = match kind {
+                Kind::Text | Kind::Raw => "raw",
+                Kind::Json => "json",
+                Kind::Dict => "dict",
+                Kind::List => "list",
+            };
+            (format!(" type=\"{name}\">"), kind != Kind::Text)
+        } else {
+            (format!("\" string=\"{string}\">"), !string)
+        };
+        let attribute = Expr::bytes(attribute.into_bytes());
+        if gaps {
+            Expr::seq([
+                attribute,
+                self.gap.clone(),
+                body,
+                self.gap.clone(),
+                self.close(),
+            ])
+        } else {
+            Expr::seq([attribute, body, self.close()])
+        }
     }
 
     /// A raw `pattern` (the whole text matches), through sieve-regex.
@@ -271,26 +302,37 @@ impl<'l, 'o> Xml<'l, 'o> {
         let id = self.lower.fresh("xml_any", &p)?;
         self.any = Some(id);
         let text = Expr::rule(self.text()?);
-        let body = if self.style == Style::CohereXml {
-            let scalar = self.json(
-                &serde_json::json!({"type": ["number", "boolean", "null"]}),
-                &p,
-            )?;
-            let dict = self.any_members()?;
-            let list = Expr::star(Expr::seq([
-                Expr::bytes(&b"<cofl:value"[..]),
-                Expr::rule(id),
-            ]));
-            Expr::choice([
-                Expr::seq([Expr::bytes(&b" type=\"raw\">"[..]), text, self.close()]),
-                self.typed("json", scalar),
-                self.typed("dict", dict),
-                self.typed("list", list),
-            ])
-            .expect("four alternatives")
-        } else {
-            let json = self.json(&serde_json::json!({"type": ["array", "object"]}), &p)?;
-            Expr::choice([text, json]).expect("two alternatives")
+        let body = match self.style {
+            Style::CohereXml => {
+                let scalar = self.json(
+                    &serde_json::json!({"type": ["number", "boolean", "null"]}),
+                    &p,
+                )?;
+                let dict = self.any_members()?;
+                let list = Expr::star(Expr::seq([
+                    Expr::bytes(&b"<cofl:value"[..]),
+                    Expr::rule(id),
+                ]));
+                Expr::choice([
+                    self.typed(Kind::Text, text),
+                    self.typed(Kind::Json, scalar),
+                    self.typed(Kind::Dict, dict),
+                    self.typed(Kind::List, list),
+                ])
+                .expect("four alternatives")
+            }
+            Style::DeepseekXml | Style::DeepseekV41Xml => {
+                let json = self.json(
+                    &serde_json::json!({"type": ["number", "boolean", "null", "array", "object"]}),
+                    &p,
+                )?;
+                Expr::choice([self.typed(Kind::Text, text), self.typed(Kind::Json, json)])
+                    .expect("two alternatives")
+            }
+            _ => {
+                let json = self.json(&serde_json::json!({"type": ["array", "object"]}), &p)?;
+                Expr::choice([text, json]).expect("two alternatives")
+            }
         };
         self.lower.builder.define(id, body);
         Ok(id)
@@ -298,28 +340,34 @@ impl<'l, 'o> Xml<'l, 'o> {
 
     /// Any elements: names are identifiers (cohere: attribute text), values any.
     fn any_members(&mut self) -> Result<Expr, Error> {
-        let element = if self.style == Style::CohereXml {
-            Expr::seq([
-                Expr::bytes(&b"<cofl:value name=\""[..]),
+        let class = |ranges: &[(u8, u8)]| {
+            Expr::class(ByteClass::from_ranges(ranges.iter().copied())).expect("non-empty")
+        };
+        let identifier = Expr::seq([
+            class(&[(b'a', b'z'), (b'A', b'Z'), (b'_', b'_')]),
+            Expr::star(class(&[
+                (b'a', b'z'),
+                (b'A', b'Z'),
+                (b'0', b'9'),
+                (b'_', b'_'),
+            ])),
+        ]);
+        let element = match self.attributed_open() {
+            Some(open) if self.style == Style::CohereXml => Expr::seq([
+                Expr::bytes(open.as_bytes()),
                 cohere_name(),
-                Expr::bytes(&b"\""[..]),
+                Expr::bytes(self.name_close().as_bytes()),
                 Expr::rule(self.any()?),
-            ])
-        } else {
-            let class = |ranges: &[(u8, u8)]| {
-                Expr::class(ByteClass::from_ranges(ranges.iter().copied())).expect("non-empty")
-            };
-            let name = Expr::seq([
-                class(&[(b'a', b'z'), (b'A', b'Z'), (b'_', b'_')]),
-                Expr::star(class(&[
-                    (b'a', b'z'),
-                    (b'A', b'Z'),
-                    (b'0', b'9'),
-                    (b'_', b'_'),
-                ])),
-            ]);
-            let value = self.value(&[Case::Any])?;
-            Expr::seq([self.open(name), value, self.close()])
+            ]),
+            Some(open) => Expr::seq([
+                Expr::bytes(open.as_bytes()),
+                identifier,
+                Expr::rule(self.any()?),
+            ]),
+            None => {
+                let value = self.value(&[Case::Any])?;
+                Expr::seq([self.open(identifier), value, self.close()])
+            }
         };
         let p = self.pointer.clone();
         let element = self.lower.rule("xml_any_element", element, &p)?;
@@ -327,6 +375,37 @@ impl<'l, 'o> Xml<'l, 'o> {
             Expr::star(Expr::seq([self.gap.clone(), Expr::rule(element)])),
             self.gap.clone(),
         ]))
+    }
+}
+
+/// What an attributed element says about its value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Plain text (no gaps around it).
+    Text,
+    /// Other raw text.
+    Raw,
+    /// JSON text.
+    Json,
+    /// Nested elements (cohere).
+    Dict,
+    /// List items (cohere).
+    List,
+}
+
+impl Kind {
+    /// The kind of a case (`Case::Any` is written as alternatives of every kind by the
+    /// any-value rule, so `attributed` never asks for it).
+    fn of(case: &Case) -> Kind {
+        match case {
+            Case::Text | Case::Any => Kind::Text,
+            Case::Chars { .. } | Case::Pattern { .. } | Case::Literal { json: false, .. } => {
+                Kind::Raw
+            }
+            Case::Literal { json: true, .. } | Case::Json { .. } => Kind::Json,
+            Case::Dict(_) => Kind::Dict,
+            Case::List { .. } => Kind::List,
+        }
     }
 }
 
