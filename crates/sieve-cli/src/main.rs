@@ -13,7 +13,9 @@
 //! The kind of file comes from its extension (`.gbnf`, `.ebnf`, `.regex`, `.json`, `.lark`) or
 //! `--format`; `--structural-tag FILE` (on every command that takes a constraint) is always
 //! an XGrammar structural tag; `--schema FILE` is always a JSON Schema, compiled as `--whitespace`,
-//! `--order`, `--escapes` and `--lenient` say (lenient-mode warnings go to stderr).
+//! `--order`, `--escapes` and `--lenient` say (lenient-mode warnings go to stderr);
+//! `--tools FILE --tool-format NAME` (on the same commands) is OpenAI-style tools in a model's
+//! tool-call format (`sieve_structural::models`; docs/tool-formats.md).
 //! Exit codes: 0 success, 1 the input is wrong (diagnostics on stderr), 2 usage or I/O
 //! errors (and, for `match` and `generate`, a constraint that does not compile).
 
@@ -47,14 +49,16 @@ enum Command {
     /// Compile a grammar through every stage and report errors with their location.
     Check {
         /// The grammar file.
-        #[arg(required_unless_present_any = ["schema", "structural_tag"])]
+        #[arg(required_unless_present_any = ["schema", "structural_tag", "tools"], conflicts_with_all = TOOL_FLAGS)]
         file: Option<PathBuf>,
         /// A JSON Schema file instead of a grammar.
-        #[arg(long, conflicts_with = "file")]
+        #[arg(long, conflicts_with = "file", conflicts_with_all = TOOL_FLAGS)]
         schema: Option<PathBuf>,
         /// An XGrammar structural-tag file instead of a grammar.
-        #[arg(long, conflicts_with_all = ["file", "schema"])]
+        #[arg(long, conflicts_with_all = ["file", "schema"], conflicts_with_all = TOOL_FLAGS)]
         structural_tag: Option<PathBuf>,
+        #[command(flatten)]
+        tools: ToolArgs,
         #[command(flatten)]
         options: GrammarArgs,
     },
@@ -108,14 +112,16 @@ enum Command {
     /// Print the IR of a grammar at one stage.
     Ir {
         /// The grammar file.
-        #[arg(required_unless_present_any = ["schema", "structural_tag"])]
+        #[arg(required_unless_present_any = ["schema", "structural_tag", "tools"], conflicts_with_all = TOOL_FLAGS)]
         file: Option<PathBuf>,
         /// A JSON Schema file instead of a grammar.
-        #[arg(long, conflicts_with = "file")]
+        #[arg(long, conflicts_with = "file", conflicts_with_all = TOOL_FLAGS)]
         schema: Option<PathBuf>,
         /// An XGrammar structural-tag file instead of a grammar.
-        #[arg(long, conflicts_with_all = ["file", "schema"])]
+        #[arg(long, conflicts_with_all = ["file", "schema"], conflicts_with_all = TOOL_FLAGS)]
         structural_tag: Option<PathBuf>,
+        #[command(flatten)]
+        tools: ToolArgs,
         /// Which stage to print.
         #[arg(long, value_enum, default_value_t = Stage::Normalized)]
         stage: Stage,
@@ -127,17 +133,19 @@ enum Command {
 #[derive(clap::Args)]
 struct ConstraintArgs {
     /// A grammar file (.gbnf, .ebnf, .regex, .json, .lark).
-    #[arg(long, required_unless_present_any = ["regex", "schema", "structural_tag"])]
+    #[arg(long, required_unless_present_any = ["regex", "schema", "structural_tag", "tools"], conflicts_with_all = TOOL_FLAGS)]
     grammar: Option<PathBuf>,
     /// A regular expression the whole output must match.
-    #[arg(long, conflicts_with_all = ["grammar", "schema"])]
+    #[arg(long, conflicts_with_all = ["grammar", "schema"], conflicts_with_all = TOOL_FLAGS)]
     regex: Option<String>,
     /// A JSON Schema the output must satisfy.
-    #[arg(long, conflicts_with = "grammar")]
+    #[arg(long, conflicts_with = "grammar", conflicts_with_all = TOOL_FLAGS)]
     schema: Option<PathBuf>,
     /// An XGrammar structural tag (JSON) the output must follow.
-    #[arg(long, conflicts_with_all = ["grammar", "regex", "schema"])]
+    #[arg(long, conflicts_with_all = ["grammar", "regex", "schema"], conflicts_with_all = TOOL_FLAGS)]
     structural_tag: Option<PathBuf>,
+    #[command(flatten)]
+    tools: ToolArgs,
 }
 
 impl ConstraintArgs {
@@ -147,8 +155,77 @@ impl ConstraintArgs {
             regex: self.regex.as_deref(),
             schema: self.schema.as_deref(),
             structural_tag: self.structural_tag.as_deref(),
+            tools: self.tools.tools.as_deref(),
         }
     }
+
+    /// `options` with the tool flags.
+    fn options(&self, options: &GrammarArgs) -> PipelineOptions {
+        PipelineOptions {
+            tools: self.tools.settings(),
+            ..options.pipeline_options()
+        }
+    }
+}
+
+/// The tool-calling flags: none of them goes with another constraint source (clap would not
+/// report `--tool-format` as needing `--tools` when a grammar file is given).
+const TOOL_FLAGS: [&str; 5] = [
+    "tools",
+    "tool_format",
+    "tool_choice",
+    "parallel_tool_calls",
+    "reasoning",
+];
+
+/// OpenAI-style tools in a model's tool-call format as the constraint.
+#[derive(clap::Args)]
+#[command(next_help_heading = "Tool calling")]
+struct ToolArgs {
+    /// A tools file: an OpenAI-style `tools` array, or a request object (`tools`,
+    /// `tool_choice`, `parallel_tool_calls`, `reasoning`, …); the output follows the tool-call
+    /// syntax of `--tool-format`.
+    #[arg(long, requires = "tool_format")]
+    tools: Option<PathBuf>,
+    /// The model format, by XGrammar's name: llama, qwen_3, qwen_3_5, qwen_3_coder, harmony,
+    /// deepseek_r1, deepseek_v3_1, deepseek_v3_2, deepseek_v4, deepseek_v4_1, kimi, kimi_k3,
+    /// minimax, minimax_m3, glm_4_7, mimo, cohere, exaone.
+    #[arg(long, requires = "tools")]
+    tool_format: Option<String>,
+    /// auto, required, none, or the name of the one function tool to call (default: the
+    /// file's, else auto).
+    #[arg(long, requires = "tools")]
+    tool_choice: Option<String>,
+    /// Whether more than one call is allowed (default: the file's, else true).
+    #[arg(long, requires = "tools")]
+    parallel_tool_calls: Option<bool>,
+    /// The reasoning block: on, off, or auto (optional) (default: the file's, else on).
+    #[arg(long, value_enum, requires = "tools")]
+    reasoning: Option<ReasoningArg>,
+}
+
+impl ToolArgs {
+    fn settings(&self) -> Option<pipeline::ToolSettings> {
+        use sieve_structural::models::Reasoning;
+        self.tools.as_ref()?;
+        Some(pipeline::ToolSettings {
+            format: self.tool_format.clone()?,
+            choice: self.tool_choice.clone(),
+            parallel: self.parallel_tool_calls,
+            reasoning: self.reasoning.map(|r| match r {
+                ReasoningArg::On => Reasoning::Enabled,
+                ReasoningArg::Off => Reasoning::Disabled,
+                ReasoningArg::Auto => Reasoning::Auto,
+            }),
+        })
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ReasoningArg {
+    On,
+    Off,
+    Auto,
 }
 
 #[derive(clap::Args)]
@@ -184,15 +261,17 @@ impl GrammarArgs {
                 ..sieve_matcher::Options::default()
             },
             json: self.schema.options(),
+            tools: None,
         }
     }
 
-    /// The options for `FILE`, `--schema FILE` (which forces the JSON Schema format) or
-    /// `--structural-tag FILE` (which forces the structural-tag format).
+    /// The options for `FILE`, `--schema FILE` (which forces the JSON Schema format),
+    /// `--structural-tag FILE` (which forces the structural-tag format) or `--tools FILE`.
     fn pipeline_options_for(
         &self,
         schema: Option<&PathBuf>,
         structural_tag: Option<&PathBuf>,
+        tools: &ToolArgs,
     ) -> PipelineOptions {
         let mut options = self.pipeline_options();
         if schema.is_some() {
@@ -200,6 +279,10 @@ impl GrammarArgs {
         }
         if structural_tag.is_some() {
             options.format = Some(Format::StructuralTag);
+        }
+        if tools.tools.is_some() {
+            options.format = Some(Format::Tools);
+            options.tools = tools.settings();
         }
         options
     }
@@ -273,16 +356,19 @@ pub enum Stage {
     Fsm,
 }
 
-/// `FILE`, `--schema FILE` or `--structural-tag FILE`; clap makes sure exactly one is given.
+/// `FILE`, `--schema FILE`, `--structural-tag FILE` or `--tools FILE`; clap makes sure
+/// exactly one is given.
 fn input_file<'a>(
     file: &'a Option<PathBuf>,
     schema: &'a Option<PathBuf>,
     structural_tag: &'a Option<PathBuf>,
+    tools: &'a ToolArgs,
 ) -> &'a Path {
     file.as_deref()
         .or(schema.as_deref())
         .or(structural_tag.as_deref())
-        .expect("clap requires FILE, --schema or --structural-tag")
+        .or(tools.tools.as_deref())
+        .expect("clap requires FILE, --schema, --structural-tag or --tools")
 }
 
 fn main() -> ExitCode {
@@ -292,21 +378,23 @@ fn main() -> ExitCode {
             file,
             schema,
             structural_tag,
+            tools,
             options,
         } => commands::check(
-            input_file(file, schema, structural_tag),
-            &options.pipeline_options_for(schema.as_ref(), structural_tag.as_ref()),
+            input_file(file, schema, structural_tag, tools),
+            &options.pipeline_options_for(schema.as_ref(), structural_tag.as_ref(), tools),
         ),
         Command::Ir {
             file,
             schema,
             structural_tag,
+            tools,
             stage,
             options,
         } => commands::ir(
-            input_file(file, schema, structural_tag),
+            input_file(file, schema, structural_tag, tools),
             *stage,
-            &options.pipeline_options_for(schema.as_ref(), structural_tag.as_ref()),
+            &options.pipeline_options_for(schema.as_ref(), structural_tag.as_ref(), tools),
         ),
         Command::Match {
             constraint,
@@ -317,7 +405,7 @@ fn main() -> ExitCode {
             &constraint.constraint(),
             input.as_deref(),
             text.as_deref(),
-            &options.pipeline_options(),
+            &constraint.options(options),
         ),
         Command::Generate {
             constraint,
@@ -334,7 +422,7 @@ fn main() -> ExitCode {
                 max_tokens: *max_tokens,
                 budget: !*no_budget,
             },
-            &options.pipeline_options(),
+            &constraint.options(options),
         ),
         Command::Bench {
             request,

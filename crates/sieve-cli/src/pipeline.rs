@@ -30,6 +30,10 @@ pub enum Format {
     StructuralTag,
     /// llguidance's Lark dialect (`.lark`).
     Lark,
+    /// OpenAI-style tools (`--tools FILE`) in a model's tool-call format
+    /// ([`PipelineOptions::tools`]); never chosen by extension or `--format`.
+    #[value(skip)]
+    Tools,
 }
 
 impl Format {
@@ -58,6 +62,21 @@ pub struct PipelineOptions {
     pub compile: sieve_matcher::Options,
     /// How JSON Schemas become grammars.
     pub json: sieve_jsonschema::Options,
+    /// How a `--tools FILE` becomes a structural tag.
+    pub tools: Option<ToolSettings>,
+}
+
+/// `--tool-format` and the flags that override the tools file's request.
+#[derive(Clone, Debug)]
+pub struct ToolSettings {
+    /// The model format (`qwen_3`, `harmony`, …; `sieve_structural::models::format_names`).
+    pub format: String,
+    /// `--tool-choice`: `auto`, `required`, `none` or a function tool's name.
+    pub choice: Option<String>,
+    /// `--parallel-tool-calls`.
+    pub parallel: Option<bool>,
+    /// `--reasoning`.
+    pub reasoning: Option<sieve_structural::models::Reasoning>,
 }
 
 /// A grammar file read into memory.
@@ -124,13 +143,10 @@ pub fn front_end(loaded: &Loaded, options: &PipelineOptions) -> Result<Grammar, 
         }
         Format::JsonSchema => json_schema(loaded, &options.json),
         Format::StructuralTag => {
-            let structural = sieve_structural::Options {
-                json: options.json.clone(),
-                ..sieve_structural::Options::default()
-            };
-            sieve_structural::compile_str(&loaded.text, &structural)
+            sieve_structural::compile_str(&loaded.text, &structural_options(options))
                 .map_err(|e| Diagnostics(vec![format!("{}: {e}\n", loaded.name)]))
         }
+        Format::Tools => tools(loaded, options),
         Format::Lark => {
             let lark = sieve_lark::Options {
                 json: options.json.clone(),
@@ -147,6 +163,58 @@ pub fn front_end(loaded: &Loaded, options: &PipelineOptions) -> Result<Grammar, 
             })
         }
     }
+}
+
+fn structural_options(options: &PipelineOptions) -> sieve_structural::Options {
+    sieve_structural::Options {
+        json: options.json.clone(),
+        ..sieve_structural::Options::default()
+    }
+}
+
+/// Reads a tools file — a `tools` array, or a whole request object (`tools`, `tool_choice`,
+/// `parallel_tool_calls`, `reasoning`, …) — applies the flags over it, builds the model
+/// format's structural tag and compiles it.
+fn tools(loaded: &Loaded, options: &PipelineOptions) -> Result<Grammar, Diagnostics> {
+    use sieve_structural::models::{self, ToolChoice, ToolRequest};
+    let name = &loaded.name;
+    let fail = |message: String| Diagnostics(vec![format!("{name}: {message}\n")]);
+    let settings = options
+        .tools
+        .as_ref()
+        .ok_or_else(|| fail("--tools needs --tool-format NAME".to_owned()))?;
+    let value: serde_json::Value = serde_json::from_str(&loaded.text)
+        .map_err(|e| fail(format!("{}:{}: not JSON: {e}", e.line(), e.column())))?;
+    let mut request = if value.is_array() {
+        ToolRequest {
+            tools: models::tools(&value, "").map_err(|e| fail(e.to_string()))?,
+            ..ToolRequest::default()
+        }
+    } else {
+        ToolRequest::from_json(&value).map_err(|e| fail(e.to_string()))?
+    };
+    if let Some(choice) = &settings.choice {
+        request.tool_choice = match choice.as_str() {
+            "auto" => ToolChoice::Auto,
+            "required" => ToolChoice::Required,
+            "none" => ToolChoice::None,
+            function => ToolChoice::Function(function.to_owned()),
+        };
+    }
+    if let Some(parallel) = settings.parallel {
+        request.parallel_tool_calls = parallel;
+    }
+    if let Some(reasoning) = settings.reasoning {
+        request.reasoning = reasoning;
+    }
+    let document = models::model_structural_tag(&settings.format, &request)
+        .map_err(|e| fail(format!("--tool-format {}: {e}", settings.format)))?;
+    sieve_structural::compile(&document, &structural_options(options)).map_err(|e| {
+        fail(format!(
+            "the {} structural tag (pointer into the generated document): {e}",
+            settings.format
+        ))
+    })
 }
 
 /// Parses and compiles a JSON Schema; lenient-mode warnings go to stderr, one line each.
@@ -246,8 +314,8 @@ pub fn backend(
         .map_err(|e| Diagnostics(vec![format!("{}: {e}\n", loaded.name)]))
 }
 
-/// Where a constraint comes from on the command line: a grammar file, a regex pattern or a
-/// JSON Schema file.
+/// Where a constraint comes from on the command line: a grammar file, a regex pattern, a
+/// JSON Schema file, a structural tag or a tools file.
 pub struct Constraint<'a> {
     /// `--grammar FILE`.
     pub grammar: Option<&'a Path>,
@@ -257,6 +325,8 @@ pub struct Constraint<'a> {
     pub schema: Option<&'a Path>,
     /// `--structural-tag FILE`.
     pub structural_tag: Option<&'a Path>,
+    /// `--tools FILE` (compiled as [`PipelineOptions::tools`] says).
+    pub tools: Option<&'a Path>,
 }
 
 /// Reads and compiles the constraint through the front-end; usage errors as `Err(String)`,
@@ -270,17 +340,19 @@ pub fn constraint(
         constraint.regex,
         constraint.schema,
         constraint.structural_tag,
+        constraint.tools,
     ) {
-        (Some(path), None, None, None) => load(path, options)?,
-        (None, Some(pattern), None, None) => Loaded {
+        (Some(path), None, None, None, None) => load(path, options)?,
+        (None, Some(pattern), None, None, None) => Loaded {
             name: "<regex>".to_owned(),
             text: pattern.to_owned(),
             format: Format::Regex,
         },
-        (None, None, Some(path), None) => load_schema(path)?,
-        (None, None, None, Some(path)) => load_as(path, Format::StructuralTag)?,
+        (None, None, Some(path), None, None) => load_schema(path)?,
+        (None, None, None, Some(path), None) => load_as(path, Format::StructuralTag)?,
+        (None, None, None, None, Some(path)) => load_as(path, Format::Tools)?,
         _ => return Err(
-            "give exactly one of --grammar FILE, --regex PATTERN, --schema FILE and --structural-tag FILE"
+            "give exactly one of --grammar FILE, --regex PATTERN, --schema FILE, --structural-tag FILE and --tools FILE"
                 .to_owned(),
         ),
     };
