@@ -33,7 +33,7 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     ),
     ("sieve-normalize", &["sieve-ir"]),
     ("sieve-fsm", &["sieve-ir", "sieve-normalize"]),
-    ("sieve-vocab", &[]),
+    ("sieve-vocab", &["sieve-ir"]),
     ("sieve-backend", &["sieve-ir", "sieve-vocab"]),
     (
         "sieve-earley",

@@ -53,6 +53,11 @@ impl ByteClass {
         self.bits[usize::from(b >> 6)] |= 1 << (b & 63);
     }
 
+    /// Removes `b` from the set.
+    pub fn remove(&mut self, b: u8) {
+        self.bits[usize::from(b >> 6)] &= !(1 << (b & 63));
+    }
+
     /// Whether `b` is in the set.
     pub fn contains(&self, b: u8) -> bool {
         self.bits[usize::from(b >> 6)] & (1 << (b & 63)) != 0

@@ -35,6 +35,7 @@ mod grammar;
 mod id;
 pub mod reference;
 pub mod sugar;
+pub mod token;
 pub mod verify;
 
 pub use class::ByteClass;

@@ -6,7 +6,8 @@
 //! is an ordinary non-accepting state). The operations work on complete DFAs:
 //! - `&`: the product, accepting where both accept;
 //! - `~`: the same automaton with accepting and non-accepting states swapped, so the
-//!   complement is over *all byte strings*, invalid UTF-8 included (as in llguidance);
+//!   complement is over *all byte strings*, invalid UTF-8 included (as in llguidance), except
+//!   those holding the token marker `0xFF`, which is in no text;
 //! - lazy: every edge out of an accepting state is dropped, which leaves exactly the strings
 //!   of the language none of whose proper prefixes is in the language (the lexeme ends at its
 //!   first possible end).
@@ -19,6 +20,7 @@
 //! stops with an error instead of growing; inlining refuses cyclic references.
 
 use foldhash::HashMap;
+use sieve_ir::token::TOKEN_MARKER;
 use sieve_ir::{ByteClass, Expr, ExprKind, GrammarBuilder, RuleId};
 
 /// Why an automaton could not be built.
@@ -470,11 +472,18 @@ impl Dfa {
         out
     }
 
-    /// The complement over all byte strings.
+    /// The complement over all byte strings without the token marker `0xFF` (which no text
+    /// holds: see `sieve_ir::token`).
     pub(crate) fn complement(mut self) -> Dfa {
         for a in &mut self.accept {
             *a = !*a;
         }
+        let dead = u32::try_from(self.next.len()).expect("state count fits u32");
+        for row in &mut self.next {
+            row[usize::from(TOKEN_MARKER)] = dead;
+        }
+        self.next.push([dead; 256]);
+        self.accept.push(false);
         self
     }
 

@@ -20,6 +20,7 @@
 //!   this module.
 
 use sieve_backend::{LimitError, Recognizer};
+use sieve_ir::token::TOKEN_MARKER;
 use sieve_vocab::TokenTrie;
 
 use crate::engine::{EngineCompletion, EngineRecognizer};
@@ -35,6 +36,7 @@ pub(crate) struct Budget {
     fits: Vec<u32>,
     exceeds: Vec<u32>,
     pending: Vec<usize>,
+    verdicts: Vec<Verdict>,
 }
 
 impl Budget {
@@ -45,6 +47,7 @@ impl Budget {
             fits: Vec::new(),
             exceeds: Vec::new(),
             pending: Vec::new(),
+            verdicts: Vec::new(),
         }
     }
 }
@@ -63,15 +66,15 @@ fn clear(mask: &mut [u32], id: usize) {
 }
 
 impl Budget {
-    /// Clears from `mask` (the grammar's mask of text tokens) every token after which no
-    /// complete output fits in `remaining` tokens; `positions[id]` is token `id`'s position
-    /// in `trie`. Leaves `parser` as it found it.
+    /// Clears from `mask` (the grammar's mask) every token after which no complete output
+    /// fits in `remaining` tokens; `positions[id]` is token `id`'s `[text, encoding]`
+    /// positions in `trie`. Leaves `parser` as it found it.
     pub(crate) fn restrict(
         &mut self,
         parser: &mut EngineRecognizer,
         table: &EngineCompletion,
         trie: &TokenTrie,
-        positions: &[u32],
+        positions: &[[u32; 2]],
         remaining: u32,
         mask: &mut [u32],
     ) -> Result<(), LimitError> {
@@ -91,16 +94,19 @@ impl Budget {
         if self.caps[trie.max_token_len()] <= limit {
             return Ok(());
         }
-        // The backend decides what it cheaply can; the caps decide by length; the rest are
-        // fed in trie order, sharing common prefixes as the mask walk does (the bytes so far
-        // stay consumed throughout, so their routes are computed once, in the memo).
         let memo = parser.completion_memo(table);
         let words = mask.len();
         self.fits.clear();
         self.fits.resize(words, 0);
         self.exceeds.clear();
         self.exceeds.resize(words, 0);
-        parser.completion_decide(table, &memo, trie, limit, &mut self.fits, &mut self.exceeds);
+        // Where a token terminal may follow, a token can have two accepted readings and is fed
+        // as its encoding (`Matcher::feed`); the backend's decisions, made per token id, may
+        // come from the other reading, so every reading is fed instead.
+        let terminals_live = parser.allowed_bytes().contains(TOKEN_MARKER);
+        if !terminals_live {
+            parser.completion_decide(table, &memo, trie, limit, &mut self.fits, &mut self.exceeds);
+        }
         self.pending.clear();
         for (w, word) in mask.iter_mut().enumerate() {
             *word &= !self.exceeds[w];
@@ -108,19 +114,28 @@ impl Budget {
             while open != 0 {
                 let id = w * 32 + open.trailing_zeros() as usize;
                 open &= open - 1;
-                let pos = positions[id] as usize;
-                if self.caps[trie.bytes_at(pos).len()] > limit {
-                    self.pending.push(pos);
+                let [text, encoding] = positions[id];
+                let readings = if terminals_live {
+                    &[text, encoding][..]
+                } else {
+                    &[text][..]
+                };
+                for &pos in readings.iter().filter(|&&p| p != u32::MAX) {
+                    if terminals_live || self.caps[trie.bytes_at(pos as usize).len()] > limit {
+                        self.pending.push(pos as usize);
+                    }
                 }
             }
         }
         self.pending.sort_unstable();
+        // Each pending position's verdict: rejected, accepted but over the limit, or fits.
+        self.verdicts.clear();
         let mut depth = 0usize;
         let mut previous: Option<usize> = None;
         let pending = &self.pending;
-        let outcome = (|| {
+        let verdicts = &mut self.verdicts;
+        let outcome = (|| -> Result<(), LimitError> {
             for &i in pending {
-                let id = trie.token(i).index();
                 let bytes = trie.bytes_at(i);
                 let common = match previous {
                     Some(p) => common_prefix(trie.bytes_at(p), bytes),
@@ -139,15 +154,44 @@ impl Budget {
                         break;
                     }
                 }
-                if !accepted || !fits(parser.completion_bound_from(table, &memo), remaining, 1) {
-                    clear(mask, id);
-                }
+                verdicts.push(if !accepted {
+                    Verdict::Rejected
+                } else if fits(parser.completion_bound_from(table, &memo), remaining, 1) {
+                    Verdict::Fits
+                } else {
+                    Verdict::Exceeds
+                });
             }
             Ok(())
         })();
         parser.pop_bytes(depth);
-        outcome
+        outcome?;
+        let verdict = |pos: u32| match self.pending.binary_search(&(pos as usize)) {
+            Ok(k) => Some(self.verdicts[k]),
+            Err(_) => None,
+        };
+        for &pos in &self.pending {
+            let id = trie.token(pos).index();
+            let [text, encoding] = positions[id];
+            // The reading `Matcher::feed` takes decides: the encoding when accepted.
+            let decided = match verdict(encoding) {
+                Some(v @ (Verdict::Fits | Verdict::Exceeds)) => v,
+                _ => verdict(text).unwrap_or(Verdict::Rejected),
+            };
+            if decided != Verdict::Fits {
+                clear(mask, id);
+            }
+        }
+        Ok(())
     }
+}
+
+/// What feeding one reading of a token showed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    Rejected,
+    Exceeds,
+    Fits,
 }
 
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {

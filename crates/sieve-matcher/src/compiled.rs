@@ -196,7 +196,7 @@ pub struct CompiledGrammar {
     /// The shortest completions in tokens, built when the first budgeted matcher asks.
     completion: std::sync::OnceLock<EngineCompletion>,
     /// Each token id's position in the trie (`u32::MAX` for specials), for budgeted masks.
-    positions: std::sync::OnceLock<Vec<u32>>,
+    positions: std::sync::OnceLock<Vec<[u32; 2]>>,
 }
 
 impl CompiledGrammar {
@@ -287,14 +287,15 @@ impl CompiledGrammar {
             .get_or_init(|| self.engine.completion_table(&self.tokenizer.trie))
     }
 
-    /// Each token id's position in the trie (`u32::MAX` for special tokens), built on first
-    /// use (only budgeted matchers read it).
-    pub(crate) fn trie_positions(&self) -> &[u32] {
+    /// Each token id's positions in the trie: `[text, encoding]`, `u32::MAX` where it has no
+    /// such reading. Built on first use (only budgeted matchers read it).
+    pub(crate) fn trie_positions(&self) -> &[[u32; 2]] {
         self.positions.get_or_init(|| {
             let trie = &self.tokenizer.trie;
-            let mut positions = vec![u32::MAX; self.vocabulary().n_vocab()];
+            let mut positions = vec![[u32::MAX; 2]; self.vocabulary().n_vocab()];
             for pos in 0..trie.len() {
-                positions[trie.token(pos).index()] = pos as u32;
+                let reading = usize::from(trie.is_encoding(pos));
+                positions[trie.token(pos).index()][reading] = pos as u32;
             }
             positions
         })

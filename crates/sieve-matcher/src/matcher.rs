@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use sieve_backend::Recognizer;
-use sieve_vocab::TokenId;
+use sieve_ir::token::TOKEN_MARKER;
+use sieve_vocab::{TokenId, Vocabulary};
 
 use crate::budget::{self, Budget};
 use crate::engine::EngineRecognizer;
@@ -183,8 +184,27 @@ impl Matcher {
         Ok(Ok(()))
     }
 
-    /// Accepts the sampled token `id`: its bytes extend the output, or, for an EOS token
-    /// allowed now, the matcher terminates.
+    /// Feeds `token` the way the grammar reads it here (see `sieve_ir::token`): as a token
+    /// terminal (its encoding) when the grammar takes it so, else as its text, else — for an
+    /// EOS id on a complete output — as the end. Pushes nothing unless it returns `Pushed`.
+    fn feed(&mut self, token: TokenId, vocab: &Vocabulary) -> Result<Fed, MatcherError> {
+        if vocab.is_defined(token) {
+            let encoding = sieve_ir::token::encode(token.index() as u32);
+            if self.push_all(&encoding)?.is_ok() {
+                return Ok(Fed::Pushed);
+            }
+        }
+        if vocab.is_eos(token) && self.parser.can_finish() {
+            return Ok(Fed::Eos);
+        }
+        if vocab.is_text_readable(token) && self.push_all(vocab.bytes(token))?.is_ok() {
+            return Ok(Fed::Pushed);
+        }
+        Ok(Fed::Rejected)
+    }
+
+    /// Accepts the sampled token `id`: it extends the output (as text, or as a token terminal
+    /// the grammar names), or, for an EOS token allowed now, the matcher terminates.
     pub fn accept_token(&mut self, id: u32) -> Result<(), MatcherError> {
         if self.terminated {
             return Err(MatcherError::Terminated);
@@ -192,8 +212,8 @@ impl Matcher {
         let token = self.token(id)?;
         let vocab = self.compiled.vocabulary().clone();
         let start = self.parser.len();
-        if vocab.is_special(token) {
-            if vocab.is_eos(token) && self.parser.can_finish() {
+        match self.feed(token, &vocab)? {
+            Fed::Eos => {
                 if self.remaining_tokens() == Some(0) {
                     return Err(self.over_budget(format!("EOS token {id}")));
                 }
@@ -204,15 +224,12 @@ impl Matcher {
                 });
                 self.tokens += 1;
                 self.terminated = true;
-                return Ok(());
+                Ok(())
             }
-            return Err(MatcherError::SpecialNotAllowed { id });
-        }
-        match self.push_all(vocab.bytes(token))? {
-            Ok(()) => {
+            Fed::Pushed => {
                 if !self.fits_after(1) {
                     self.parser.pop_bytes(self.parser.len() - start);
-                    let text = escape(vocab.bytes(token));
+                    let text = describe(&vocab, token);
                     return Err(self.over_budget(format!("token {id} ({text})")));
                 }
                 self.steps.push(Step {
@@ -223,9 +240,10 @@ impl Matcher {
                 self.tokens += 1;
                 Ok(())
             }
-            Err(_) => Err(MatcherError::TokenNotAllowed {
+            Fed::Rejected if vocab.is_special(token) => Err(MatcherError::SpecialNotAllowed { id }),
+            Fed::Rejected => Err(MatcherError::TokenNotAllowed {
                 id,
-                text: escape(vocab.bytes(token)),
+                text: describe(&vocab, token),
                 offset: start,
             }),
         }
@@ -336,7 +354,8 @@ impl Matcher {
         }
         while forced.len() < limit && !self.parser.can_finish() {
             let allowed = self.parser.allowed_bytes();
-            let Some(byte) = allowed.single_byte() else {
+            // A token terminal is a token to sample, not text to force.
+            let Some(byte) = allowed.single_byte().filter(|&b| b != TOKEN_MARKER) else {
                 break;
             };
             match self.parser.push_byte(byte) {
@@ -364,17 +383,15 @@ impl Matcher {
         for &id in draft {
             let token = self.token(id)?;
             let spent = accepted as u32 + 1;
-            if vocab.is_special(token) {
-                let fits = self.remaining_tokens().is_none_or(|r| spent <= r);
-                if vocab.is_eos(token) && self.parser.can_finish() && fits {
-                    accepted += 1;
+            match self.feed(token, &vocab) {
+                Ok(Fed::Eos) => {
+                    if self.remaining_tokens().is_none_or(|r| spent <= r) {
+                        accepted += 1;
+                    }
+                    break;
                 }
-                break;
-            }
-            match self.push_all(vocab.bytes(token)) {
-                Ok(Ok(())) if self.fits_after(spent) => accepted += 1,
-                Ok(Ok(())) => break,
-                Ok(Err(_)) => break,
+                Ok(Fed::Pushed) if self.fits_after(spent) => accepted += 1,
+                Ok(Fed::Pushed | Fed::Rejected) => break,
                 Err(error) => {
                     self.parser.pop_bytes(self.parser.len() - start);
                     return Err(error);
@@ -383,5 +400,23 @@ impl Matcher {
         }
         self.parser.pop_bytes(self.parser.len() - start);
         Ok(accepted)
+    }
+}
+
+/// What [`Matcher::feed`] did with a token.
+enum Fed {
+    /// Its encoding or its text was pushed.
+    Pushed,
+    /// It is an EOS id and the output is complete (nothing pushed).
+    Eos,
+    /// The grammar takes it in no way here (nothing pushed).
+    Rejected,
+}
+
+/// A token for messages: a special token's name, or its text escaped.
+fn describe(vocab: &Vocabulary, token: TokenId) -> String {
+    match vocab.special_name(token) {
+        Some(name) => name.to_owned(),
+        None => escape(vocab.bytes(token)),
     }
 }

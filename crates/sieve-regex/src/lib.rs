@@ -5,8 +5,9 @@
 //! The dialect is the `regex` crate's, parsed by regex-syntax: Unicode by default (classes
 //! such as `\w`, `\p{Greek}` and `.` match Unicode scalar values, encoded as UTF-8), with the
 //! inline flags `i` (case-insensitive, simple case folding), `s` (`.` matches `\n`), `m`, `x`,
-//! `U` and `u` (`(?-u)` switches to bytes, so `(?-u)[\x80-\xff]` matches bytes that are not
-//! UTF-8). Greediness and capture groups do not change a language and are ignored.
+//! `U` and `u` (`(?-u)` switches to bytes, so `(?-u)[\x80-\xfe]` matches bytes that are not
+//! UTF-8; the byte `0xFF` never matches: it is the token marker of `sieve_ir::token`, in no
+//! text). Greediness and capture groups do not change a language and are ignored.
 //!
 //! # Extensions
 //!

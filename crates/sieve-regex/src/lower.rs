@@ -28,6 +28,7 @@ use std::collections::HashMap;
 
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 use regex_syntax::utf8::Utf8Sequences;
+use sieve_ir::token::TOKEN_MARKER;
 use sieve_ir::{sugar, ByteClass, Expr, GrammarBuilder, RuleId};
 
 use crate::ext::{Ext, DEFAULT_DELIMITER};
@@ -107,10 +108,16 @@ impl<'b> Lowerer<'b> {
         self.charge(1)?;
         Ok(match hir.kind() {
             HirKind::Empty => Some(Expr::empty()),
+            // No text holds the token marker (`sieve_ir::token`): a byte-mode literal with
+            // it matches nothing, and byte classes leave it out.
+            HirKind::Literal(lit) if lit.0.contains(&TOKEN_MARKER) => None,
             HirKind::Literal(lit) => Some(Expr::bytes(lit.0.to_vec())),
-            HirKind::Class(Class::Bytes(class)) => Expr::class(ByteClass::from_ranges(
-                class.ranges().iter().map(|r| (r.start(), r.end())),
-            )),
+            HirKind::Class(Class::Bytes(class)) => {
+                let mut bytes =
+                    ByteClass::from_ranges(class.ranges().iter().map(|r| (r.start(), r.end())));
+                bytes.remove(TOKEN_MARKER);
+                Expr::class(bytes)
+            }
             HirKind::Class(Class::Unicode(class)) => self.unicode_class(class)?,
             HirKind::Look(look) => match look {
                 Look::Start

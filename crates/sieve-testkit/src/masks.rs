@@ -4,8 +4,9 @@
 use sieve_backend::Recognizer;
 use sieve_vocab::TokenTrie;
 
-/// The mask of every text token of `trie` that `recognizer` accepts fed byte by byte from its
-/// current bytes (each token on its own; the recogniser is left as found).
+/// The mask of every token of `trie` with a reading (its text, or its token-terminal
+/// encoding) that `recognizer` accepts fed byte by byte from its current bytes (each reading
+/// on its own; the recogniser is left as found).
 ///
 /// # Panics
 /// When the recogniser hits a limit (a broken test set-up).

@@ -115,9 +115,10 @@ fn masks_equal_brute_force_with_and_without_contexts() {
     );
 }
 
-/// Short tokens (at most 3 bytes) against long counted repetitions, so counts far from their
-/// bounds are folded into one key: every mask still equals brute force, and the folding
-/// keeps the classifications few.
+/// Short tokens (at most 3 bytes of text; every token's encoding, its token-terminal reading,
+/// is 4) against long counted repetitions, so counts far from their bounds are folded into
+/// one key: every mask still equals brute force, and the folding keeps the classifications
+/// few.
 #[test]
 fn counts_far_from_their_bounds_share_a_classification() {
     let mut list = String::new();
@@ -163,7 +164,7 @@ fn counts_far_from_their_bounds_share_a_classification() {
     assert!(steps > 30);
     let classified = cache.stats().classified;
     assert!(
-        classified < 40,
+        classified < 45,
         "{classified} classifications for {steps} steps: counts were not folded"
     );
 }

@@ -66,7 +66,8 @@ impl MidCharacter {
         let mut bits = vec![0u32; trie.n_vocab().div_ceil(32)];
         for pos in 0..trie.len() {
             let bytes = trie.bytes_at(pos);
-            if bytes.last().is_none_or(|&b| b < 0x80) {
+            // A token's encoding (a token-terminal reading) is not text.
+            if trie.is_encoding(pos) || bytes.last().is_none_or(|&b| b < 0x80) {
                 continue;
             }
             let Some(state) = partial_character(bytes) else {
@@ -103,8 +104,9 @@ pub struct TokenAutomaton {
     n_vocab: usize,
     /// `ids[p]`: the token id at trie position `p`.
     ids: Vec<u32>,
-    /// `position[id]`: the trie position of text token `id`, [`NOT_TEXT`] for the others.
-    position: Vec<u32>,
+    /// `position[id]`: the trie positions of token `id`'s readings, `[text, encoding]`,
+    /// [`NOT_TEXT`] where it has none.
+    position: Vec<[u32; 2]>,
     /// `edges[offsets[s]..offsets[s + 1]]`: state `s`'s explicit `(trie position, target)`
     /// edges, ascending.
     offsets: Vec<usize>,
@@ -117,7 +119,8 @@ pub struct TokenAutomaton {
     heap_bytes: usize,
 }
 
-/// The position of a token that is not in the trie (a special token).
+/// The position of a reading a token does not have (no text for a special token, no
+/// encoding for an unused id).
 const NOT_TEXT: u32 = u32::MAX;
 
 /// Collects a walk's tokens as edges by trie position.
@@ -180,11 +183,11 @@ impl TokenAutomaton {
         // The distinct class regions met so far (a trie keeps at most 64).
         let mut distinct: Vec<Arc<ClassRegion>> = Vec::new();
         let ids: Vec<u32> = trie.tokens().iter().map(|t| t.index() as u32).collect();
-        let mut position = vec![NOT_TEXT; trie.n_vocab()];
+        let mut position = vec![[NOT_TEXT; 2]; trie.n_vocab()];
         for (p, &id) in ids.iter().enumerate() {
-            position[id as usize] = p as u32;
+            position[id as usize][usize::from(trie.is_encoding(p))] = p as u32;
         }
-        let fixed = (ids.len() + position.len()) * 4
+        let fixed = (ids.len() + 2 * position.len()) * 4
             + (n + 1) * std::mem::size_of::<usize>()
             + n * (std::mem::size_of::<Option<Loop>>() + std::mem::size_of::<TokenSet>());
         for s in 0..n {
@@ -283,15 +286,22 @@ impl TokenAutomaton {
         self.loops[state as usize].as_ref().map(Loop::bits)
     }
 
-    /// The state token `token` leads to from `state`, or `None` when `state` rejects it.
+    /// The state token `token` leads to from `state`, or `None` when `state` rejects it. A
+    /// token the state takes as a token terminal is read so (`sieve_ir::token`), else as
+    /// text.
     pub fn next(&self, state: u32, token: u32) -> Option<u32> {
-        let pos = *self.position.get(token as usize)?;
-        if pos == NOT_TEXT {
-            return None;
-        }
+        let [text, encoding] = *self.position.get(token as usize)?;
         let edges = self.positioned(state);
-        if let Ok(i) = edges.binary_search_by_key(&pos, |&(p, _)| p) {
-            return Some(edges[i].1);
+        for pos in [encoding, text] {
+            if pos == NOT_TEXT {
+                continue;
+            }
+            if let Ok(i) = edges.binary_search_by_key(&pos, |&(p, _)| p) {
+                return Some(edges[i].1);
+            }
+        }
+        if text == NOT_TEXT {
+            return None;
         }
         let bits = self.loop_tokens(state)?;
         let word = bits.get(token as usize / 32)?;

@@ -17,7 +17,11 @@
 //! - `subtree_end(i) == min { j > i : lcp(j) < len(bytes_at(i)) }` (or `len()`);
 //! - the common prefix of `bytes_at(i)` and `bytes_at(j)`, `i < j`, is
 //!   `min(lcp(i + 1..=j))` long;
-//! - special tokens (control, EOS, unused) are not in the trie.
+//! - every *defined* token (text, named special, EOS; not an unused id) is listed once under
+//!   its token-terminal encoding (`sieve_ir::token::encode`: the marker byte `0xFF` and the
+//!   id), after all text; a text token is listed a second time under its bytes, unless they
+//!   hold `0xFF` (no grammar's text matches that byte, so such a token is never text-readable).
+//!   So position `i` is a token *reading*: [`TokenTrie::is_encoding`] tells which kind.
 //!
 //! [`TokenTrie::walk`] visits the positions in order and lets the visitor skip every token that
 //! shares a rejected prefix; [`TokenTrie::skip_to`] is the same skip as a function.
@@ -158,14 +162,28 @@ pub struct TokenTrie {
 }
 
 impl TokenTrie {
-    /// Builds the trie of `vocab`'s text tokens (specials excluded). `O(n log n)` comparisons.
+    /// Builds the trie of `vocab`'s token readings: the text-readable tokens by bytes, then
+    /// every defined token by its encoding. `O(n log n)` comparisons.
     pub fn new(vocab: &Vocabulary) -> TokenTrie {
+        let encodings: Vec<[u8; 4]> = (0..vocab.n_vocab())
+            .map(TokenId::from_index)
+            .filter(|&t| vocab.is_defined(t))
+            .map(|t| sieve_ir::token::encode(t.index() as u32))
+            .collect();
         let mut sorted: Vec<(&[u8], TokenId)> = (0..vocab.n_vocab())
             .map(TokenId::from_index)
-            .filter(|&t| !vocab.is_special(t))
+            .filter(|&t| vocab.is_text_readable(t))
             .map(|t| (vocab.bytes(t), t))
             .collect();
         sorted.sort_unstable();
+        // Encodings start with the marker, which no listed text holds: they sort last, in id
+        // order.
+        sorted.extend(encodings.iter().map(|e| {
+            (
+                &e[..],
+                TokenId::from_index(sieve_ir::token::decode(e).unwrap_or(0) as usize),
+            )
+        }));
         let n = sorted.len();
         let ids: Vec<TokenId> = sorted.iter().map(|&(_, t)| t).collect();
         let mut bytes = Vec::with_capacity(sorted.iter().map(|(b, _)| b.len()).sum());
@@ -442,6 +460,13 @@ impl TokenTrie {
                 common = self.lcp[i] as usize;
             }
         }
+    }
+
+    /// Whether position `i` is a token's encoding (a token-terminal reading) rather than
+    /// its text.
+    #[inline]
+    pub fn is_encoding(&self, i: usize) -> bool {
+        self.bytes_at(i).first() == Some(&sieve_ir::token::TOKEN_MARKER)
     }
 
     /// The lowest id whose bytes are exactly `bytes`, if any text token has them.

@@ -111,6 +111,21 @@ impl Vocabulary {
         i < self.n_vocab() && self.special[i / 64] >> (i % 64) & 1 == 1
     }
 
+    /// Whether `id` is a token of the vocabulary — text, a named special or an EOS id — not an
+    /// unused id. Out-of-range ids are not.
+    pub fn is_defined(&self, id: TokenId) -> bool {
+        id.index() < self.n_vocab()
+            && (!self.is_special(id) || self.is_eos(id) || self.special_name(id).is_some())
+    }
+
+    /// Whether `id` can be read as text: a text token whose bytes do not hold the token
+    /// marker `0xFF` (no grammar's text matches that byte; see `sieve_ir::token`).
+    pub fn is_text_readable(&self, id: TokenId) -> bool {
+        id.index() < self.n_vocab()
+            && !self.is_special(id)
+            && !self.bytes(id).contains(&sieve_ir::token::TOKEN_MARKER)
+    }
+
     /// Every special id (named, EOS and unused), sorted.
     pub fn special_ids(&self) -> &[TokenId] {
         &self.special_ids
@@ -441,5 +456,39 @@ impl Builder {
             by_name,
             eos: Vec::new(),
         })
+    }
+}
+
+/// Token terminals resolve names and ids against the vocabulary.
+impl sieve_ir::token::TokenNames for Vocabulary {
+    fn n_vocab(&self) -> u32 {
+        self.n_vocab
+    }
+
+    fn special_id(&self, name: &str) -> Option<u32> {
+        self.special_by_name(name).map(|t| t.index() as u32)
+    }
+
+    fn text_id(&self, text: &[u8]) -> Option<u32> {
+        (0..self.n_vocab())
+            .map(TokenId::from_index)
+            .find(|&t| !self.is_special(t) && self.bytes(t) == text)
+            .map(|t| t.index() as u32)
+    }
+
+    fn is_defined(&self, id: u32) -> bool {
+        self.token(id)
+            .is_some_and(|t| Vocabulary::is_defined(self, t))
+    }
+
+    fn eos_and_unused(&self) -> Vec<u32> {
+        let mut ids: Vec<u32> = self
+            .special_ids
+            .iter()
+            .filter(|&&t| self.is_eos(t) || self.special_name(t).is_none())
+            .map(|t| t.index() as u32)
+            .collect();
+        ids.sort_unstable();
+        ids
     }
 }

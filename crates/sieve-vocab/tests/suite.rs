@@ -100,9 +100,18 @@ mod embedded {
     fn trie_finds_tokens() {
         let v = Vocabulary::embedded_default();
         let trie = v.trie();
-        assert_eq!(trie.len(), 50256);
+        // The texts without the marker byte, then every id (the EOS one included) under its
+        // encoding.
+        let with_marker = (0..50256)
+            .filter(|&i| v.bytes(t(i)).contains(&0xFF))
+            .count();
+        assert!(with_marker >= 1, "GPT-2 has a token for the byte 0xFF");
+        assert_eq!(trie.len(), 50256 - with_marker + 50257);
         assert_eq!(trie.find(b"Hello"), Some(t(15496)));
         assert_eq!(trie.find(b"<|endoftext|>"), None);
+        let eos = sieve_ir::token::encode(50256);
+        assert_eq!(trie.find(&eos), Some(t(50256)));
+        assert!(trie.is_encoding(trie.len() - 1) && !trie.is_encoding(0));
         let range = trie.prefix_range(b" hel");
         assert!(range.len() > 5);
         for i in range {
@@ -411,9 +420,21 @@ mod trie {
     /// Checks every documented invariant of the trie against brute force.
     fn check_invariants(vocab: &Vocabulary, trie: &TokenTrie) {
         let n = trie.len();
-        assert_eq!(n, vocab.n_text_tokens());
+        let texts = (0..vocab.n_vocab())
+            .filter(|&i| vocab.is_text_readable(TokenId::new(i as u32).unwrap()))
+            .count();
+        let defined = (0..vocab.n_vocab())
+            .filter(|&i| vocab.is_defined(TokenId::new(i as u32).unwrap()))
+            .count();
+        assert_eq!(n, texts + defined);
         for i in 0..n {
-            assert_eq!(trie.bytes_at(i), vocab.bytes(trie.token(i)));
+            let reading = if i < texts {
+                vocab.bytes(trie.token(i)).to_vec()
+            } else {
+                sieve_ir::token::encode(trie.token(i).index() as u32).to_vec()
+            };
+            assert_eq!(trie.bytes_at(i), reading, "reading at {i}");
+            assert_eq!(trie.is_encoding(i), i >= texts);
             if i > 0 {
                 let (a, b) = (trie.bytes_at(i - 1), trie.bytes_at(i));
                 assert!((a, trie.token(i - 1)) < (b, trie.token(i)), "sorted at {i}");
@@ -490,9 +511,13 @@ mod trie {
             b"ac".to_vec(),
         ]);
         let trie = vocab.trie();
-        let sorted: Vec<&[u8]> = (0..trie.len()).map(|i| trie.bytes_at(i)).collect();
+        let sorted: Vec<&[u8]> = (0..6).map(|i| trie.bytes_at(i)).collect();
         assert_eq!(sorted, [&b"a"[..], b"ab", b"ab", b"abc", b"ac", b"b"]);
-        assert_eq!(trie.tokens(), &ids(&[2, 1, 4, 3, 5, 0])[..]);
+        assert_eq!(trie.tokens()[..6], ids(&[2, 1, 4, 3, 5, 0])[..]);
+        let encoded: Vec<u32> = (6..trie.len())
+            .map(|i| trie.token(i).index() as u32)
+            .collect();
+        assert_eq!(encoded, [0, 1, 2, 3, 4, 5]);
         let lcps: Vec<usize> = (0..6).map(|i| trie.lcp(i)).collect();
         assert_eq!(lcps, [0, 1, 2, 2, 1, 0]);
         let ends: Vec<usize> = (0..6).map(|i| trie.subtree_end(i)).collect();

@@ -89,7 +89,7 @@ const TABLE: &[(&str, &[&str])] = &[
     ("(?-u).", &["a", "\n"]),
     (".*", &["", "abc", "a\nb"]),
     (r"(?-u)[\x80-\xff]", &["é", "a"]),
-    (r"(?-u)\xff\x00", &[]),
+    (r"(?-u)\xfe\x00", &[]),
     (r"[^a]", &["b", "a", "é", "\n"]),
     (r"[^\n]+", &["abc", "a\nb"]),
     (r"[\x{80}-\x{10FFFF}]", &["é", "a", "😀"]),
@@ -138,7 +138,8 @@ fn check_language(pattern: &str, hand: impl IntoIterator<Item = Vec<u8>>) {
     let recognizer = Recognizer::new(&grammar).expect("small repetition bounds");
     let oracle = regex::bytes::Regex::new(&format!(r"\A(?:{pattern})\z")).expect("oracle");
     let agree = |input: &[u8]| -> Result<(), TestCaseError> {
-        let expected = oracle.is_match(input);
+        // The token marker 0xFF is in no text (`sieve_ir::token`).
+        let expected = oracle.is_match(input) && !input.contains(&0xFF);
         prop_assert_eq!(
             recognizer.accepts(input),
             expected,
@@ -328,7 +329,7 @@ fn random_patterns_match_the_oracle_or_fail_cleanly() {
         for input in inputs.iter().chain(oracle_witnesses(&pattern).iter()) {
             prop_assert_eq!(
                 recognizer.accepts(input),
-                oracle.is_match(input),
+                oracle.is_match(input) && !input.contains(&0xFF),
                 "pattern {:?}, input {:?}\n{}",
                 pattern,
                 String::from_utf8_lossy(input),
