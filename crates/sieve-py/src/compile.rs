@@ -329,3 +329,71 @@ fn options_or_default(
 fn choice_error(name: &str, given: &str, choices: &str) -> PyErr {
     PyValueError::new_err(format!("{name}={given:?}: expected one of {choices}"))
 }
+
+/// Compiles OpenAI-style tools in a model's tool-call format: the structural tag XGrammar
+/// 0.2.8's ``get_model_structural_tag`` builds for ``format`` (``"llama"``, ``"qwen_3"``,
+/// ``"harmony"``, …), compiled as :func:`compile_structural_tag` compiles it.
+///
+/// ``tools``: a list of tools (``{"type": "function", "function": {"name", "parameters"}}``,
+/// or builtin tools ``{"type", "name", "parameters"}``), or its JSON text. ``tool_choice``:
+/// ``"auto"`` (default), ``"none"``, ``"required"``, ``{"type": "function", "function":
+/// {"name": …}}``, a builtin tool's ``{"type": …}`` or ``{"type": "allowed_tools", …}``.
+/// ``parallel_tool_calls``: ``False`` allows at most one call. ``reasoning``: ``"enabled"``
+/// (default), ``"disabled"``, ``"auto"`` or a bool. See docs/tool-formats.md.
+///
+/// Raises ``CompileError`` with the JSON pointer at fault (an unknown format lists the known
+/// ones).
+#[pyfunction]
+#[pyo3(signature = (
+    tokenizer, tools, *, format, tool_choice=None, parallel_tool_calls=true, reasoning=None,
+    ahead_of_time=None, backend="earley"
+))]
+#[allow(clippy::too_many_arguments)] // the Python keyword arguments, one each
+pub fn compile_tools(
+    py: Python<'_>,
+    tokenizer: &Tokenizer,
+    tools: &Bound<'_, PyAny>,
+    format: &str,
+    tool_choice: Option<&Bound<'_, PyAny>>,
+    parallel_tool_calls: bool,
+    reasoning: Option<&Bound<'_, PyAny>>,
+    ahead_of_time: Option<&Bound<'_, PyAny>>,
+    backend: &str,
+) -> PyResult<CompiledGrammar> {
+    use serde_json::Value;
+    let options = options_or_default(ahead_of_time, backend)?;
+    let mut request = serde_json::Map::new();
+    let tools: Value = serde_json::from_str(&json_text(tools)?)
+        .map_err(|e| PyValueError::new_err(format!("tools: not JSON: {e}")))?;
+    request.insert("tools".into(), tools);
+    if let Some(choice) = tool_choice {
+        request.insert("tool_choice".into(), json_value(choice, "tool_choice")?);
+    }
+    request.insert(
+        "parallel_tool_calls".into(),
+        Value::Bool(parallel_tool_calls),
+    );
+    if let Some(reasoning) = reasoning {
+        request.insert("reasoning".into(), json_value(reasoning, "reasoning")?);
+    }
+    let name = format!("<tools: {format}>");
+    let front = py.detach(|| {
+        let request = sieve_structural::ToolRequest::from_json(&Value::Object(request))
+            .map_err(|e| format!("{name}: {e}"))?;
+        let document = sieve_structural::model_structural_tag(format, &request)
+            .map_err(|e| format!("{name}: {e}"))?;
+        sieve_structural::compile(&document, &sieve_structural::Options::default())
+            .map_err(|e| format!("{name}: the structural tag: {e}"))
+    });
+    finish(py, tokenizer, &name, front, &options, Vec::new())
+}
+
+/// A keyword argument as a JSON value: a ``str`` is a JSON string, anything else goes
+/// through ``json.dumps``.
+fn json_value(value: &Bound<'_, PyAny>, name: &str) -> PyResult<serde_json::Value> {
+    if value.is_instance_of::<PyString>() {
+        return Ok(serde_json::Value::String(value.extract()?));
+    }
+    serde_json::from_str(&json_text(value)?)
+        .map_err(|e| PyValueError::new_err(format!("{name}: not JSON: {e}")))
+}

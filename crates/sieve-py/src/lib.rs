@@ -70,6 +70,7 @@ fn _sieve(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compile::compile_regex, m)?)?;
     m.add_function(wrap_pyfunction!(compile::compile_lark, m)?)?;
     m.add_function(wrap_pyfunction!(compile::compile_structural_tag, m)?)?;
+    m.add_function(wrap_pyfunction!(compile::compile_tools, m)?)?;
     m.add_function(wrap_pyfunction!(bitmask::fill_next_token_bitmasks, m)?)?;
     m.add_class::<speculative::DraftTree>()?;
     m.add_function(wrap_pyfunction!(

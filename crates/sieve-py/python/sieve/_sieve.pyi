@@ -15,6 +15,7 @@ __all__ = [
     "compile_lark",
     "compile_regex",
     "compile_structural_tag",
+    "compile_tools",
     "fill_draft_tree_bitmasks_batch",
     "fill_next_token_bitmasks",
     "validate_tokens_batch",
@@ -102,6 +103,17 @@ def compile_structural_tag(
     tokenizer: Tokenizer,
     structural_tag: Union[str, dict],
     *,
+    ahead_of_time: Union[bool, float, None] = None,
+    backend: str = "earley",
+) -> CompiledGrammar: ...
+def compile_tools(
+    tokenizer: Tokenizer,
+    tools: Union[str, list],
+    *,
+    format: str,
+    tool_choice: Union[str, dict, None] = None,
+    parallel_tool_calls: bool = True,
+    reasoning: Union[str, bool, None] = None,
     ahead_of_time: Union[bool, float, None] = None,
     backend: str = "earley",
 ) -> CompiledGrammar: ...
