@@ -262,6 +262,9 @@ impl GrammarArgs {
             },
             json: self.schema.options(),
             tools: None,
+            tokens: sieve_ir::token::SharedNames(std::sync::Arc::new(
+                sieve_vocab::Vocabulary::embedded_default(),
+            )),
         }
     }
 

@@ -62,6 +62,9 @@ pub struct PipelineOptions {
     pub compile: sieve_matcher::Options,
     /// How JSON Schemas become grammars.
     pub json: sieve_jsonschema::Options,
+    /// The vocabulary token terminals (`<|im_end|>`, `<[^7]>`) resolve against: the one the
+    /// command samples with, or the embedded default.
+    pub tokens: sieve_ir::token::SharedNames,
     /// How a `--tools FILE` becomes a structural tag.
     pub tools: Option<ToolSettings>,
 }
@@ -124,7 +127,8 @@ pub fn front_end(loaded: &Loaded, options: &PipelineOptions) -> Result<Grammar, 
     let source = SourceFile::new(&loaded.name, &loaded.text);
     match loaded.format {
         Format::Gbnf | Format::Ebnf => {
-            let gbnf_options = sieve_gbnf::Options::with_root(options.root.clone());
+            let mut gbnf_options = sieve_gbnf::Options::with_root(options.root.clone());
+            gbnf_options.tokens = Some(options.tokens.clone());
             sieve_gbnf::compile(&loaded.text, &gbnf_options).map_err(|errors| {
                 Diagnostics(
                     errors
@@ -150,6 +154,7 @@ pub fn front_end(loaded: &Loaded, options: &PipelineOptions) -> Result<Grammar, 
         Format::Lark => {
             let lark = sieve_lark::Options {
                 json: options.json.clone(),
+                tokens: Some(options.tokens.clone()),
                 ..sieve_lark::Options::default()
             };
             sieve_lark::compile(&loaded.text, &lark).map_err(|errors| {

@@ -90,10 +90,17 @@ fn format_flag_and_located_errors() {
     let (code, _, err) = sieve(&["check", "--format", "lark", &shown]);
     assert_eq!(code, 1);
     assert!(
-        err.contains("grammar.txt:1:12: special tokens (`<|eot_id|>`) are not supported yet"),
+        err.contains(
+            "grammar.txt:1:12: token `<|eot_id|>`: `<|eot_id|>` is not a token of this tokenizer"
+        ),
         "{err}"
     );
     assert!(err.contains("^^^^^^^^^^"), "{err}");
+    // The embedded GPT-2 vocabulary has `<|endoftext|>`.
+    let path = tmp("special.lark", "start: \"a\" <|endoftext|>\n");
+    let (code, out, err) = sieve(&["check", &path.to_string_lossy()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("ok"), "{out}");
 }
 
 #[test]

@@ -74,6 +74,14 @@ pub enum ExprKind {
     Class(Class),
     /// `.`: any Unicode scalar value.
     Dot,
+    /// A token terminal: one token by id or name, or any token but some
+    /// (`sieve_ir::token`).
+    Token {
+        /// The text as written, e.g. `<|im_end|>` or `!<[7]>`.
+        raw: String,
+        /// What it denotes.
+        set: sieve_ir::token::TokenSet,
+    },
     /// A reference to a rule by name.
     RuleRef(String),
     /// A parenthesised expression.
@@ -270,7 +278,11 @@ impl Expr {
                     item.span = Span::default();
                 }
             }
-            ExprKind::Empty | ExprKind::Literal(_) | ExprKind::Dot | ExprKind::RuleRef(_) => {}
+            ExprKind::Empty
+            | ExprKind::Literal(_)
+            | ExprKind::Dot
+            | ExprKind::Token { .. }
+            | ExprKind::RuleRef(_) => {}
         }
     }
 }
@@ -299,6 +311,7 @@ impl fmt::Display for Expr {
             ExprKind::Literal(s) => write_literal(f, s),
             ExprKind::Class(class) => write!(f, "{class}"),
             ExprKind::Dot => f.write_char('.'),
+            ExprKind::Token { raw, .. } => f.write_str(raw),
             ExprKind::RuleRef(name) => f.write_str(name),
             ExprKind::Group(inner) => write!(f, "({inner})"),
             ExprKind::Repeat { item, quantifier } => write!(f, "{item}{quantifier}"),

@@ -213,6 +213,25 @@ pub enum Error {
         /// The limit.
         limit: usize,
     },
+    /// A token terminal that is malformed.
+    #[error("{message}")]
+    BadToken {
+        /// The token terminal.
+        span: Span,
+        /// What is wrong.
+        message: String,
+    },
+    /// A token terminal the tokenizer cannot resolve (an unknown name or id, or no
+    /// tokenizer given).
+    #[error("token `{text}`: {reason}")]
+    UnresolvedToken {
+        /// The token terminal.
+        span: Span,
+        /// It as written.
+        text: String,
+        /// Why.
+        reason: sieve_ir::token::TokenError,
+    },
     /// A bug in this crate: the IR rejected what lowering built. Please report it.
     #[error("internal error (please report this bug): {message}")]
     Internal {
@@ -266,6 +285,8 @@ impl Located for Error {
             | Error::LookaheadUnsupported { span }
             | Error::BadArguments { span, .. }
             | Error::CallTextTooLong { span, .. }
+            | Error::BadToken { span, .. }
+            | Error::UnresolvedToken { span, .. }
             | Error::Internal { span, .. } => *span,
         }
     }

@@ -53,6 +53,10 @@ pub enum Tok<'a> {
     /// A character class missing its `]` before the end of the line.
     #[regex(r"\[([^\]\\\n]|\\[^\n])*\\?")]
     UnterminatedClass,
+    /// A token terminal, `!` and angle brackets included: `<[12]>`, `<[^1,5-9]>`, `<|im_end|>`,
+    /// `!<think>` (see `sieve_ir::token::parse_syntax`).
+    #[regex(r"!?<(\[[^\]\n]*\]|[^\s<>\[\]]+)>", |lex| lex.slice())]
+    Token(&'a str),
     /// A decimal number (only meaningful inside `{…}`).
     #[regex(r"[0-9]+", |lex| lex.slice())]
     Number(&'a str),
@@ -112,6 +116,7 @@ impl Tok<'_> {
             Tok::Str(_) | Tok::UnterminatedStr => "a string literal".into(),
             Tok::Class(_) | Tok::UnterminatedClass => "a character class".into(),
             Tok::Number(s) => format!("number `{s}`"),
+            Tok::Token(s) => format!("token `{s}`"),
             Tok::Assign => "`::=`".into(),
             Tok::Pipe => "`|`".into(),
             Tok::LParen => "`(`".into(),

@@ -99,6 +99,9 @@ pub struct Options {
     pub root: String,
     /// Size limits.
     pub limits: Limits,
+    /// The tokenizer token terminals (`<|im_end|>`, `<[^7]>`) resolve against; without one
+    /// only plain ids (`<[7]>`) can be written.
+    pub tokens: Option<sieve_ir::token::SharedNames>,
 }
 
 impl Default for Options {
@@ -106,6 +109,7 @@ impl Default for Options {
         Options {
             root: "root".to_owned(),
             limits: Limits::default(),
+            tokens: None,
         }
     }
 }

@@ -89,6 +89,7 @@ pub(crate) fn lower(
         max_rules: limits.max_rules,
         builder: &mut builder,
         rule: String::new(),
+        tokens: options.tokens.as_ref().map(|names| &*names.0),
     };
     let mut bodies = Vec::new();
     for (index, rule) in grammar.rules.iter().enumerate() {
@@ -155,6 +156,8 @@ struct Lowerer<'a> {
     builder: &'a mut GrammarBuilder,
     /// The rule being lowered.
     rule: String,
+    /// What token terminals resolve against.
+    tokens: Option<&'a dyn sieve_ir::token::TokenNames>,
 }
 
 impl Lowerer<'_> {
@@ -183,6 +186,17 @@ impl Lowerer<'_> {
                 }
                 Some(utf8_choice(&set))
             }
+            ExprKind::Token { raw, set } => match set.expr(self.tokens) {
+                Ok(e) => Some(e),
+                Err(reason) => {
+                    self.errors.push(Error::UnresolvedToken {
+                        span: expr.span,
+                        text: raw.clone(),
+                        reason,
+                    });
+                    None
+                }
+            },
             ExprKind::RuleRef(name) => match self.defined.get(name.as_str()) {
                 Some(&(id, _)) => Some(Expr::rule(id)),
                 None => {

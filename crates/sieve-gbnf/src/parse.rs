@@ -92,7 +92,7 @@ fn describe_expected(expected: &[String]) -> String {
     let mut words: Vec<&str> = Vec::new();
     for terminal in expected {
         let word = match terminal.trim_matches('"') {
-            "name" | "call" | "string" | "class" | "." | "(" => "an expression",
+            "name" | "call" | "string" | "class" | "token" | "." | "(" => "an expression",
             "rule start" => "a new rule (`name ::= …`)",
             "|" => "`|`",
             ")" => "`)`",
@@ -246,6 +246,20 @@ pub(crate) fn braces(
 }
 
 /// Decodes the body of a literal token (quotes included in `raw`, starting at byte `offset`).
+/// A token terminal from its text; a malformed one is reported and read as nothing.
+pub(crate) fn token(errors: &mut Vec<Error>, raw: &str, span: Span) -> ExprKind {
+    match sieve_ir::token::parse_syntax(raw) {
+        Ok(set) => ExprKind::Token {
+            raw: raw.to_owned(),
+            set,
+        },
+        Err(message) => {
+            errors.push(Error::BadToken { span, message });
+            ExprKind::Empty
+        }
+    }
+}
+
 pub(crate) fn literal(errors: &mut Vec<Error>, raw: &str, offset: usize) -> ExprKind {
     let body = &raw[1..raw.len() - 1];
     let chars = decode(errors, body, offset + 1);

@@ -14,8 +14,10 @@ pub enum ErrorKind {
     Syntax,
     /// A name that is defined twice, never defined, or used where it cannot be.
     Name,
-    /// Valid Lark that sieve does not compile (yet): templates, `%declare`, special tokens…
+    /// Valid Lark that sieve does not compile (yet): templates, `%declare`…
     Unsupported,
+    /// A special token the tokenizer does not have (or no tokenizer to resolve it).
+    Token,
     /// A regex inside `/…/` that sieve's regex front-end refuses.
     Regex,
     /// An inline `%json` schema that sieve's JSON Schema front-end refuses.

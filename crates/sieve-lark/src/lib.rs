@@ -92,6 +92,9 @@ pub struct Options {
     pub json: sieve_jsonschema::Options,
     /// Size limits.
     pub limits: Limits,
+    /// The tokenizer special tokens (`<|im_end|>`, `<[^7]>`) resolve against; without one only
+    /// plain ids (`<[7]>`) can be written.
+    pub tokens: Option<sieve_ir::token::SharedNames>,
 }
 
 /// Parses Lark text into its AST.

@@ -618,7 +618,9 @@ impl<'a> Lowerer<'a> {
             },
             ExprKind::Name(name) => {
                 let index = self.resolve(name, ns).expect("names were resolved");
-                let id = self.entries[index].id.expect("reachable definitions are declared");
+                let id = self.entries[index]
+                    .id
+                    .expect("reachable definitions are declared");
                 if is_terminal_name(name) {
                     lexeme(self, Expr::rule(id))
                 } else {
@@ -650,8 +652,7 @@ impl<'a> Lowerer<'a> {
             }
             ExprKind::Range(a, b) => {
                 let x = if b.is_ascii() {
-                    Expr::class(ByteClass::range(*a as u8, *b as u8))
-                        .expect("a non-empty range")
+                    Expr::class(ByteClass::range(*a as u8, *b as u8)).expect("a non-empty range")
                 } else {
                     let pattern = format!("[\\x{{{:x}}}-\\x{{{:x}}}]", *a as u32, *b as u32);
                     self.regex(&pattern, "", e.span, None)?
@@ -674,13 +675,17 @@ impl<'a> Lowerer<'a> {
                 lexeme(self, x)
             }
             ExprKind::SpecialToken(token) => {
-                return Err(self.located(
-                    ErrorKind::Unsupported,
-                    e.span,
-                    format!(
-                        "special tokens (`{token}`) are not supported yet: sieve's grammars are over text bytes"
-                    ),
-                ))
+                let set = sieve_ir::token::parse_syntax(token)
+                    .map_err(|message| self.located(ErrorKind::Syntax, e.span, message))?;
+                let names = self.options.tokens.as_ref().map(|names| &*names.0);
+                let x = set.expr(names).map_err(|reason| {
+                    self.located(
+                        ErrorKind::Token,
+                        e.span,
+                        format!("token `{token}`: {reason}"),
+                    )
+                })?;
+                lexeme(self, x)
             }
             ExprKind::And(_) | ExprKind::Not(_) => {
                 if !terminal {

@@ -143,15 +143,11 @@ fn error(text: &str) -> (ErrorKind, String) {
 #[test]
 fn errors_are_located() {
     let cases: &[(&str, &str, ErrorKind)] = &[
-        (
-            "special_token",
-            "start: <|eot_id|> \"a\"",
-            ErrorKind::Unsupported,
-        ),
+        ("special_token", "start: <|eot_id|> \"a\"", ErrorKind::Token),
         (
             "special_token_id",
-            "start: \"a\" <[128009]>",
-            ErrorKind::Unsupported,
+            "start: \"a\" <[128009x]>",
+            ErrorKind::Syntax,
         ),
         (
             "template",

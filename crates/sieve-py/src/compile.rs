@@ -221,7 +221,8 @@ pub fn compile_grammar(
 ) -> PyResult<CompiledGrammar> {
     let options = options_or_default(ahead_of_time, backend)?;
     let name = "<grammar>";
-    let gbnf_options = sieve_gbnf::Options::with_root(root_rule.to_owned());
+    let mut gbnf_options = sieve_gbnf::Options::with_root(root_rule.to_owned());
+    gbnf_options.tokens = Some(token_names(tokenizer));
     let front = py.detach(|| {
         sieve_gbnf::compile(grammar, &gbnf_options)
             .map_err(|errors| render_all(name, grammar, errors.as_slice()))
@@ -271,7 +272,11 @@ pub fn compile_lark(
     let options = options_or_default(ahead_of_time, backend)?;
     let name = "<lark>";
     let front = py.detach(|| {
-        sieve_lark::compile(grammar, &sieve_lark::Options::default())
+        let lark = sieve_lark::Options {
+            tokens: Some(token_names(tokenizer)),
+            ..sieve_lark::Options::default()
+        };
+        sieve_lark::compile(grammar, &lark)
             .map_err(|errors| render_all(name, grammar, errors.as_slice()))
     });
     finish(py, tokenizer, name, front, &options, Vec::new())
@@ -300,6 +305,11 @@ pub fn compile_structural_tag(
             .map_err(|e| format!("{name}: {e}"))
     });
     finish(py, tokenizer, name, front, &options, Vec::new())
+}
+
+/// What token terminals (`<|im_end|>`, `<[^7]>`) resolve against: the tokenizer's vocabulary.
+fn token_names(tokenizer: &Tokenizer) -> sieve_ir::token::SharedNames {
+    sieve_ir::token::SharedNames(tokenizer.inner.vocabulary().clone())
 }
 
 /// Every error rendered against `text` (its line, column, the line and a caret), one after

@@ -167,6 +167,7 @@ pub fn bench(path: &Path, kinds: &[String], options: &PipelineOptions) -> Result
     let options = PipelineOptions {
         format: Some(format),
         json,
+        tokens: sieve_ir::token::SharedNames(tokenizer.vocabulary().clone()),
         ..options.clone()
     };
     let mut compiled = None;

@@ -114,11 +114,16 @@ pub fn generate(
     args: &GenerateArgs<'_>,
     options: &PipelineOptions,
 ) -> Result<ExitCode, String> {
+    let vocab = Arc::new(vocabulary(args.tokenizer)?);
+    let options = &PipelineOptions {
+        tokens: sieve_ir::token::SharedNames(vocab.clone()),
+        ..options.clone()
+    };
     let grammar = match compile(constraint, options)? {
         Ok(grammar) => grammar,
         Err(code) => return Ok(code),
     };
-    let tokenizer = Arc::new(Tokenizer::new(Arc::new(vocabulary(args.tokenizer)?)));
+    let tokenizer = Arc::new(Tokenizer::new(vocab));
     let compiled = Arc::new(
         CompiledGrammar::new(&grammar, tokenizer, &options.compile).map_err(|e| e.to_string())?,
     );
@@ -155,7 +160,11 @@ pub fn generate(
             ended = "EOS";
             break;
         }
-        output.extend_from_slice(vocab.bytes(token));
+        // A special token the grammar takes as a token terminal shows as its name.
+        match vocab.special_name(token) {
+            Some(name) => output.extend_from_slice(name.as_bytes()),
+            None => output.extend_from_slice(vocab.bytes(token)),
+        }
     }
     let mut stdout = std::io::stdout().lock();
     stdout
