@@ -7,7 +7,7 @@
 //! asserted. Run it with
 //!
 //! ```text
-//! cargo bench -p sieve-benches --bench tools_compile -- [--tools N] [--repeats N] [--unshared] [--once]
+//! cargo bench -p sieve-benches --bench tools_compile -- [--tools N] [--repeats N] [--unshared] [--parallel] [--once]
 //! ```
 //!
 //! The tools are the first `N` (default 128) distinct function definitions of BFCL's
@@ -29,7 +29,8 @@
 //! its own (cold code and allocator, empty cross-grammar caches); then the same list is
 //! compiled `--repeats` times (default 10) and the medians reported; `--unshared` compiles
 //! every repeat without the tokenizer's shared caches, as if each were the first of its
-//! process. `--once` stops after the first compile and its first mask (for callgrind).
+//! process. `--parallel` builds the rule automata across rayon's threads
+//! (`sieve_fsm::Config::parallel`). `--once` stops after the first compile and its first mask (for callgrind).
 //!
 //! The walk (on the first compile's grammar, so its states are met cold) is free text, a call
 //! of the first tool with arguments made from its schema, and free text again, tokenised
@@ -72,6 +73,7 @@ struct Args {
     tools: usize,
     repeats: usize,
     unshared: bool,
+    parallel: bool,
     once: bool,
 }
 
@@ -81,9 +83,11 @@ impl Args {
             tools: 128,
             repeats: 10,
             unshared: false,
+            parallel: false,
             once: false,
         };
-        let usage = "usage: tools_compile [--tools N] [--repeats N] [--unshared] [--once]";
+        let usage =
+            "usage: tools_compile [--tools N] [--repeats N] [--unshared] [--parallel] [--once]";
         let mut words = std::env::args().skip(1);
         while let Some(word) = words.next() {
             let mut number = |flag: &str| -> Result<usize, String> {
@@ -96,6 +100,7 @@ impl Args {
                 "--tools" => args.tools = number("--tools")?,
                 "--repeats" => args.repeats = number("--repeats")?,
                 "--unshared" => args.unshared = true,
+                "--parallel" => args.parallel = true,
                 "--once" => args.once = true,
                 other => return Err(format!("unknown argument {other}; {usage}")),
             }
@@ -112,6 +117,8 @@ struct Times {
     automata: f64,
     earley: f64,
     first_mask: f64,
+    /// Rules and size of the grammar, of the normalised grammar, and automaton states.
+    sizes: [usize; 5],
 }
 
 impl Times {
@@ -152,6 +159,7 @@ fn run() -> Result<(), String> {
     let options = Options {
         share_automata: !args.unshared,
         share_classifications: !args.unshared,
+        fsm: sieve_fsm::Config::new().parallel(args.parallel),
         ..Options::default()
     };
 
@@ -186,6 +194,7 @@ fn run() -> Result<(), String> {
             automata: median(|t| t.automata),
             earley: median(|t| t.earley),
             first_mask: median(|t| t.first_mask),
+            sizes: repeats[0].sizes,
         };
         let totals = median(|t| t.compile() + t.first_mask);
         print_times(
@@ -231,6 +240,13 @@ fn compile(
             .map_err(|e| e.to_string())?,
     );
     times.earley = ms(at);
+    times.sizes = [
+        grammar.rules().len(),
+        grammar.size(),
+        normalized.grammar().rules().len(),
+        normalized.grammar().size(),
+        fsms.state_count(),
+    ];
     let at = Instant::now();
     let mut matcher = Matcher::new(compiled.clone());
     matcher
@@ -246,7 +262,10 @@ fn ms(since: Instant) -> f64 {
 }
 
 fn print_times(title: &str, times: &Times) {
-    println!("{title}:");
+    let [rules, size, normal_rules, normal_size, states] = times.sizes;
+    println!(
+        "{title} ({rules} rules of size {size}; normalised {normal_rules} of size {normal_size}; {states} automaton states):"
+    );
     for (label, value) in times.rows() {
         println!("  {label:<22} {value:>9.2} ms");
     }
@@ -258,7 +277,8 @@ fn walk(compiled: &Arc<CompiledGrammar>, tool: &Value, mask: &mut [u32]) -> Resu
     let arguments = instance(&tool["parameters"]);
     let before = "Sure, let me look that up for you. I will check the <tool> docs and then \
                   call the right function with the values you gave me: ";
-    let call = format!("{TRIGGER}\n{{\"name\": \"{name}\", \"arguments\": {arguments}}}\n</tool_call>");
+    let call =
+        format!("{TRIGGER}\n{{\"name\": \"{name}\", \"arguments\": {arguments}}}\n</tool_call>");
     let after = " Done — the call is above; tell me if anything should change (ünïcödé 字 ok).";
     let trie = compiled.trie();
     let mut pieces = Vec::new();

@@ -41,7 +41,12 @@ pub struct Config {
     state_limit: usize,
     edge_limit: usize,
     minimize: bool,
+    parallel: bool,
 }
+
+/// How many rules [`Config::parallel`] builds hand to rayon at once; the totals are checked
+/// after each such chunk, so a grammar past [`Config::state_limit`] stops within a chunk of it.
+const PARALLEL_CHUNK: usize = 256;
 
 impl Default for Config {
     fn default() -> Config {
@@ -50,6 +55,7 @@ impl Default for Config {
             state_limit: 1 << 22,
             edge_limit: 1 << 24,
             minimize: true,
+            parallel: false,
         }
     }
 }
@@ -100,6 +106,22 @@ impl Config {
     pub fn minimize(mut self, yes: bool) -> Config {
         self.minimize = yes;
         self
+    }
+
+    /// Whether the automata of a grammar's rules are built across rayon's threads (in the
+    /// pool the build is called in), a chunk of rules at a time. The automata are the same
+    /// either way; a limit error names the same rule.
+    ///
+    /// Default `false`: a server that compiles one grammar per request on its own thread may
+    /// not want a compile to take more than that thread.
+    pub fn parallel(mut self, yes: bool) -> Config {
+        self.parallel = yes;
+        self
+    }
+
+    /// See [`Config::parallel`].
+    pub fn get_parallel(&self) -> bool {
+        self.parallel
     }
 
     /// See [`Config::dfa_state_limit`].
@@ -340,34 +362,93 @@ impl Builder {
         };
         let mut state_count = 0usize;
         let mut edge_count = 0usize;
-        for (rule, class) in grammar.rules().iter().zip(classified) {
-            let automaton = match class {
-                Classified::Counted { item, min, max } => RuleAutomaton::Counted { item, min, max },
-                Classified::Regular => {
-                    let shape = Shape::of(rule.body());
-                    let fsm = match memo.get(&shape) {
-                        Some(fsm) => fsm,
-                        None => {
-                            let edges_left = self.config.edge_limit.saturating_sub(edge_count);
-                            let fsm = self.rule_fsm(rule, edges_left)?;
-                            memo.insert(shape, fsm)
-                        }
-                    };
-                    state_count += fsm.state_count();
-                    edge_count += fsm.edge_count();
-                    if state_count > self.config.state_limit {
-                        return Err(BuildError::state_limit(
-                            rule.name(),
-                            self.config.state_limit,
-                        ));
-                    }
-                    if edge_count > self.config.edge_limit {
-                        return Err(BuildError::edge_limit(rule.name(), self.config.edge_limit));
-                    }
-                    RuleAutomaton::Regular(fsm)
+        let chunk = if self.config.parallel {
+            PARALLEL_CHUNK
+        } else {
+            1
+        };
+        let rules: Vec<(&sieve_ir::Rule, Classified)> =
+            grammar.rules().iter().zip(classified).collect();
+        for rules in rules.chunks(chunk) {
+            // The chunk's regular rules: taken from the memo, or built (each new shape once,
+            // across threads when allowed); the rule's position in the chunk names the
+            // automaton it gets.
+            let mut shapes: Vec<Option<Shape>> = Vec::with_capacity(rules.len());
+            let mut found: Vec<Option<Fsm>> = Vec::with_capacity(rules.len());
+            // The chunk's new shapes: the first rule of each, and per rule the index of its
+            // shape's first rule when the shape is new.
+            let mut first_of: foldhash::HashMap<crate::memo::ShapeKey, usize> =
+                foldhash::HashMap::default();
+            let mut builds: Vec<usize> = Vec::new();
+            let mut built_by: Vec<Option<usize>> = vec![None; rules.len()];
+            for (i, (rule, class)) in rules.iter().enumerate() {
+                if !matches!(class, Classified::Regular) {
+                    shapes.push(None);
+                    found.push(None);
+                    continue;
                 }
+                let shape = Shape::of(rule.body());
+                if let Some(&first) = first_of.get(shape.key()) {
+                    built_by[i] = Some(first);
+                    found.push(None);
+                } else {
+                    let fsm = memo.get(&shape);
+                    if fsm.is_none() {
+                        first_of.insert(shape.key().clone(), i);
+                        built_by[i] = Some(i);
+                        builds.push(i);
+                    }
+                    found.push(fsm);
+                }
+                shapes.push(Some(shape));
+            }
+            let edges_left = self.config.edge_limit.saturating_sub(edge_count);
+            let build = |&i: &usize| self.rule_fsm(rules[i].0, edges_left);
+            let built: Vec<Result<Fsm, BuildError>> = if self.config.parallel && builds.len() > 1 {
+                use rayon::prelude::*;
+                builds.par_iter().map(build).collect()
+            } else {
+                builds.iter().map(build).collect()
             };
-            automata.push(automaton);
+            let mut built: Vec<Option<Result<Fsm, BuildError>>> =
+                built.into_iter().map(Some).collect();
+            for (i, (rule, class)) in rules.iter().enumerate() {
+                let automaton = match *class {
+                    Classified::Counted { item, min, max } => {
+                        RuleAutomaton::Counted { item, min, max }
+                    }
+                    Classified::Regular => {
+                        let shape = shapes[i].take().expect("a regular rule has a shape");
+                        let fsm = match (found[i].take(), built_by[i]) {
+                            (Some(fsm), _) => fsm,
+                            (None, Some(first)) if first == i => {
+                                let at = builds.binary_search(&i).expect("listed for building");
+                                let fsm = built[at].take().expect("taken once")?;
+                                memo.insert(shape, fsm)
+                            }
+                            (None, _) => memo
+                                .get(&shape)
+                                .expect("its shape was built for an earlier rule of the chunk"),
+                        };
+                        state_count += fsm.state_count();
+                        edge_count += fsm.edge_count();
+                        if state_count > self.config.state_limit {
+                            return Err(BuildError::state_limit(
+                                rule.name(),
+                                self.config.state_limit,
+                            ));
+                        }
+                        if edge_count > self.config.edge_limit {
+                            return Err(BuildError::edge_limit(
+                                rule.name(),
+                                self.config.edge_limit,
+                            ));
+                        }
+                        RuleAutomaton::Regular(fsm)
+                    }
+                };
+                automata.push(automaton);
+            }
         }
         let crate::hash::RuleHashes { hashes, canonical } = hash_rules(&automata);
         Ok(GrammarFsms {

@@ -14,6 +14,7 @@
 //! a shape to the automaton built for it, over ranks, and hands it back renamed to the
 //! asking rule's references, which is exactly the automaton a fresh build would give.
 
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use foldhash::HashMap;
@@ -25,16 +26,48 @@ use crate::shared::AutomatonCache;
 
 /// A rule body up to an order-preserving renaming of its references.
 pub(crate) struct Shape {
-    /// The body, each reference replaced by its rank in `refs`.
-    ranked: Expr,
+    /// The body, each reference replaced by its rank in `refs`, with its hash.
+    key: ShapeKey,
     /// The distinct rules the body references, ascending.
     refs: Vec<RuleId>,
 }
 
-impl Shape {
-    /// The body with each reference replaced by its rank.
+/// A ranked body as a map key: the body, shared, and its hash computed once, so that every
+/// look-up (this build's memo, the shared cache, then the insertions) hashes one word rather
+/// than walking the expression again, and comparing two keys walks them only when their
+/// hashes agree.
+#[derive(Clone, Debug)]
+pub(crate) struct ShapeKey {
+    hash: u64,
+    ranked: Arc<Expr>,
+}
+
+impl ShapeKey {
+    /// The ranked body.
     pub(crate) fn ranked(&self) -> &Expr {
         &self.ranked
+    }
+}
+
+impl PartialEq for ShapeKey {
+    fn eq(&self, other: &ShapeKey) -> bool {
+        self.hash == other.hash
+            && (Arc::ptr_eq(&self.ranked, &other.ranked) || self.ranked == other.ranked)
+    }
+}
+
+impl Eq for ShapeKey {}
+
+impl Hash for ShapeKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+impl Shape {
+    /// The ranked body as a key.
+    pub(crate) fn key(&self) -> &ShapeKey {
+        &self.key
     }
 
     /// The shape of `body`.
@@ -45,7 +78,15 @@ impl Shape {
         refs.dedup();
         let mut ranked = body.clone();
         ranked.rename_refs(&mut |rule| rank(&refs, rule));
-        Shape { ranked, refs }
+        // A fixed seed: the hash only indexes maps, but a fixed one keeps runs repeatable.
+        let hash = foldhash::fast::FixedState::with_seed(0).hash_one(&ranked);
+        Shape {
+            key: ShapeKey {
+                hash,
+                ranked: Arc::new(ranked),
+            },
+            refs,
+        }
     }
 }
 
@@ -61,7 +102,7 @@ fn rank(refs: &[RuleId], rule: RuleId) -> RuleId {
 /// [`AutomatonCache`] shared with other builds.
 #[derive(Default)]
 pub(crate) struct RuleMemo<'c> {
-    built: HashMap<Expr, Arc<Fsm>>,
+    built: HashMap<ShapeKey, Arc<Fsm>>,
     /// The shared cache, with the DFA cap and minimisation setting of this build.
     shared: Option<(&'c AutomatonCache, usize, bool)>,
 }
@@ -79,12 +120,12 @@ impl<'c> RuleMemo<'c> {
     /// The automaton of a rule of this shape, over the rule's own references, if one was built
     /// here or is in the shared cache.
     pub(crate) fn get(&mut self, shape: &Shape) -> Option<Fsm> {
-        let ranked = match self.built.get(&shape.ranked) {
+        let ranked = match self.built.get(&shape.key) {
             Some(ranked) => ranked.clone(),
             None => {
                 let (cache, cap, minimize) = self.shared?;
                 let ranked = cache.get(shape, cap, minimize)?;
-                self.built.insert(shape.ranked.clone(), ranked.clone());
+                self.built.insert(shape.key.clone(), ranked.clone());
                 ranked
             }
         };
@@ -97,7 +138,7 @@ impl<'c> RuleMemo<'c> {
         if let Some((cache, cap, minimize)) = self.shared {
             cache.insert(&shape, cap, minimize, ranked.clone());
         }
-        self.built.insert(shape.ranked, ranked);
+        self.built.insert(shape.key, ranked);
         fsm
     }
 }

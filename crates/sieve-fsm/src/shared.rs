@@ -17,17 +17,16 @@
 //!   at most the budget and keeps what was used recently (a hit in the old generation moves
 //!   the entry to the current one).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use sieve_ir::Expr;
+use foldhash::HashMap;
 
 use crate::fsm::Fsm;
-use crate::memo::Shape;
+use crate::memo::{Shape, ShapeKey};
 
-/// What the cache is keyed by: a shape's ranked body and the settings that shape its
-/// automaton (the DFA state cap and whether it is minimised).
-type Key = (Expr, usize, bool);
+/// What the cache is keyed by: a shape's ranked body (with its hash) and the settings that
+/// shape its automaton (the DFA state cap and whether it is minimised).
+type Key = (ShapeKey, usize, bool);
 
 /// Rule automata shared across builds, within a byte budget (see the module docs).
 #[derive(Debug)]
@@ -82,7 +81,7 @@ impl AutomatonCache {
 
     /// The automaton of `shape` built with these settings, over ranks, if held.
     pub(crate) fn get(&self, shape: &Shape, dfa_cap: usize, minimize: bool) -> Option<Arc<Fsm>> {
-        let key = (shape.ranked().clone(), dfa_cap, minimize);
+        let key = (shape.key().clone(), dfa_cap, minimize);
         let mut inner = self.lock();
         if let Some(fsm) = inner.current.get(&key) {
             let fsm = fsm.clone();
@@ -101,7 +100,7 @@ impl AutomatonCache {
 
     /// Keeps `ranked`, the automaton of `shape` over ranks, built with these settings.
     pub(crate) fn insert(&self, shape: &Shape, dfa_cap: usize, minimize: bool, ranked: Arc<Fsm>) {
-        let key = (shape.ranked().clone(), dfa_cap, minimize);
+        let key = (shape.key().clone(), dfa_cap, minimize);
         let bytes = entry_bytes(&key, &ranked);
         if bytes > self.budget / 2 {
             return;
@@ -126,5 +125,5 @@ fn entry_bytes(key: &Key, fsm: &Fsm) -> usize {
     const NODE: usize = 48;
     const STATE: usize = 8;
     const EDGE: usize = 12;
-    key.0.size() * NODE + fsm.state_count() * STATE + fsm.edge_count() * EDGE + 64
+    key.0.ranked().size() * NODE + fsm.state_count() * STATE + fsm.edge_count() * EDGE + 64
 }

@@ -762,3 +762,72 @@ proptest! {
         }
     }
 }
+
+/// A grammar of `n` member rules over a few value shapes, most shapes repeated (within a
+/// chunk of the parallel build and across chunks), with a root listing them all.
+fn many_members(n: usize) -> Grammar {
+    let mut names: Vec<String> = vec!["root".into(), "text".into(), "digits".into()];
+    names.extend((0..n).map(|i| format!("member_{i}")));
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    grammar(&names, |ids| {
+        let mut bodies = vec![
+            seq(ids[3..].iter().map(|&m| rule(m))),
+            seq([lit("\""), Expr::star(class(b'a', b'z')), lit("\"")]),
+            Expr::plus(class(b'0', b'9')),
+        ];
+        bodies.extend((0..n).map(|i| {
+            let key = format!("\"k{}\"", i % 37);
+            let value = if i % 2 == 0 { ids[1] } else { ids[2] };
+            match i % 3 {
+                0 => seq([lit(&key), lit(":"), rule(value)]),
+                1 => seq([lit(&key), Expr::optional(lit(" ")), lit(":"), rule(value)]),
+                _ => alt([seq([lit(&key), lit(":"), rule(value)]), lit("null")]),
+            }
+        }));
+        bodies
+    })
+}
+
+#[test]
+fn a_parallel_build_gives_the_same_automata() {
+    // 600 members: three chunks of the parallel build.
+    let g = many_members(600);
+    let plain = build(&g);
+    for cached in [false, true] {
+        let mut builder = Builder::new(Config::new().parallel(true));
+        let cache = Arc::new(AutomatonCache::new(1 << 20));
+        if cached {
+            builder = builder.with_cache(cache.clone());
+        }
+        let parallel = builder.build(&g).unwrap();
+        assert_eq!(parallel.automata(), plain.automata());
+        assert_eq!(parallel.state_count(), plain.state_count());
+        assert_eq!(parallel.edge_count(), plain.edge_count());
+        for rule in g.rule_ids() {
+            assert_eq!(parallel.hash(rule), plain.hash(rule));
+        }
+        if cached {
+            // Each distinct shape built once: a second build takes them all from the cache.
+            let first = cache.stats();
+            assert_eq!(first.hits, 0, "{first:?}");
+            builder.build(&g).unwrap();
+            assert_eq!(cache.stats().misses, first.misses);
+        }
+    }
+}
+
+#[test]
+fn a_parallel_build_names_the_same_rule_past_a_limit() {
+    let g = many_members(600);
+    let total = build(&g).state_count();
+    for limit in [10, total / 2, total - 1] {
+        let serial = Builder::new(Config::new().state_limit(limit))
+            .build(&g)
+            .unwrap_err();
+        let parallel = Builder::new(Config::new().state_limit(limit).parallel(true))
+            .build(&g)
+            .unwrap_err();
+        assert_eq!(parallel.to_string(), serial.to_string());
+        assert_eq!(parallel.rule_name(), serial.rule_name());
+    }
+}

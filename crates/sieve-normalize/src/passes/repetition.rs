@@ -57,8 +57,14 @@ pub fn expand_repetitions(grammar: Grammar, config: &Config) -> Result<Grammar, 
             })
             .collect::<Vec<_>>();
         let body = Expr::choice(alternatives).expect("a rule has alternatives");
-        // Expansion puts copies of byte strings side by side; keep `merge-literals`' promise.
-        pass.draft.bodies[id.index()] = Some(merge_literals::merge(&body));
+        // Expansion puts copies of byte strings side by side; keep `merge-literals`' promise
+        // (the rebuild only where it has something to join).
+        let body = if merge_literals::has_adjacent_bytes(&body) {
+            merge_literals::merge(&body)
+        } else {
+            body
+        };
+        pass.draft.bodies[id.index()] = Some(body);
     }
     pass.draft.finish()
 }
