@@ -253,3 +253,41 @@ fn budgets_count_a_token_terminal_as_one_token() {
     matcher.accept_token(IM_START).unwrap();
     assert_eq!(allowed(&mut matcher), vec![id("ab"), IM_END]);
 }
+
+#[test]
+fn budgets_count_token_terminals_on_earley_and_token_dfa() {
+    for backend in [BackendKind::Earley, BackendKind::TokenDfa] {
+        let compiled = compile_on(r#"root ::= "a" <|tool|> "b"?"#, backend).unwrap();
+        // "a", the token terminal, EOS.
+        assert!(
+            matches!(
+                Matcher::with_budget(compiled.clone(), 2),
+                Err(MatcherError::BudgetTooSmall { needed: Some(3), .. })
+            ),
+            "{backend}"
+        );
+        let mut matcher = Matcher::with_budget(compiled, 3).expect("fits in 3");
+        assert_eq!(allowed(&mut matcher), vec![0], "{backend}");
+        matcher.accept_token(0).unwrap();
+        assert_eq!(allowed(&mut matcher), vec![TOOL], "{backend}");
+        matcher.accept_token(TOOL).unwrap();
+        // No room for "b": only EOS.
+        assert_eq!(allowed(&mut matcher), vec![IM_END, EOS], "{backend}");
+    }
+}
+
+/// The LR backend bounds completions in single-byte text tokens, which cannot spell a token
+/// terminal: a budget whose every completion needs one is refused (never unsound), and one
+/// that text alone can finish works.
+#[test]
+fn lr_budgets_refuse_completions_through_token_terminals() {
+    let needed = compile_on(r#"root ::= "a" <|tool|>"#, BackendKind::Lr).unwrap();
+    assert!(matches!(
+        Matcher::with_budget(needed, 50),
+        Err(MatcherError::BudgetTooSmall { needed: None, .. })
+    ));
+    let optional = compile_on(r#"root ::= "a" <|tool|>? "b""#, BackendKind::Lr).unwrap();
+    let mut matcher = Matcher::with_budget(optional, 3).expect("text finishes in 3");
+    matcher.accept_token(0).unwrap();
+    assert_eq!(allowed(&mut matcher), vec![1]);
+}
