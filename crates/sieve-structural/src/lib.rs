@@ -15,9 +15,9 @@
 //! Refused with [`ErrorKind::Unsupported`] at the format's pointer: the token formats (`token`,
 //! `exclude_token`, `any_tokens`, `token_triggered_tags`, `token_dispatch`, and tokens as a
 //! tag's begin or end), which need special-token terminals; the styles `minimax_m3_xml` and
-//! `kimi_k3_xml`; `json_schema`'s `any_order` and
-//! `excludes`; `any_text`'s `max_tokens`; in the XML styles, every schema keyword the style's
-//! writer does not read (module `xml`).
+//! `kimi_k3_xml`; `json_schema`'s `excludes`, and its `any_order` on objects nested in JSON
+//! values (it is compiled for the top-level object, module `xml`); `any_text`'s
+//! `max_tokens`; in the XML styles, every schema keyword the style's writer does not read.
 //!
 //! # Free text
 //!

@@ -380,13 +380,6 @@ impl<'a> Lowerer<'a> {
     }
 
     fn json_schema(&mut self, schema: &JsonSchema, p: &str) -> Result<RuleId, Error> {
-        if schema.any_order {
-            return Err(Error::new(
-                ErrorKind::Unsupported,
-                &join(p, "any_order"),
-                "XGrammar's any_order (properties in any order, repeats allowed, required ones may be missing) is not supported",
-            ));
-        }
         if !schema.excludes.is_empty() {
             return Err(Error::new(
                 ErrorKind::Unsupported,
@@ -398,11 +391,20 @@ impl<'a> Lowerer<'a> {
             .max_whitespace
             .unwrap_or(self.options.json_max_whitespace);
         let document = strict::strict(&schema.schema);
+        let at = join(p, "json_schema");
         if schema.style != Style::Json {
-            let at = join(p, "json_schema");
-            let members = crate::xml::read(&document, schema.style, &at)?;
+            let values = crate::xml::Values::Xml(schema.style);
+            let members = crate::xml::read(&document, values, schema.any_order, &at)?;
             let body = xml::Xml::new(self, schema.style, at, max_whitespace)?.members(&members)?;
             return self.rule("xml_parameters", body, p);
+        }
+        if schema.any_order && crate::xml::mentions(&document, "properties") {
+            // XGrammar's any_order: members in any order, repeats allowed, required ones
+            // counted but not enforced. Without `properties` anywhere it changes nothing.
+            let members = crate::xml::read(&document, crate::xml::Values::Json, true, &at)?;
+            let body =
+                xml::Xml::new(self, schema.style, at, max_whitespace)?.json_object(&members)?;
+            return self.rule("json_any_order", body, p);
         }
         let mut options = self.options.json.clone();
         options.whitespace = sieve_jsonschema::Whitespace::Flexible;

@@ -42,8 +42,14 @@ const MAX_NESTING: usize = 32;
 pub(crate) enum Members {
     /// Any elements whose names are identifiers (cohere: attribute text).
     Any,
-    /// These parameters, in this order.
-    Declared(Vec<Param>),
+    /// These parameters: in this order, or with `any_order` in any order, repeats allowed,
+    /// at least as many as are required (XGrammar's `any_order`).
+    Declared {
+        /// The parameters, in schema order.
+        params: Vec<Param>,
+        /// Any order.
+        any_order: bool,
+    },
 }
 
 /// One declared parameter.
@@ -106,19 +112,55 @@ pub(crate) enum Case {
     Any,
 }
 
-/// Reads `root` (in strict mode already), the schema at `pointer`, as parameters.
-pub(crate) fn read(root: &Value, style: Style, pointer: &str) -> Result<Members, Error> {
+/// How values are read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Values {
+    /// As the XML style writes them.
+    Xml(Style),
+    /// Every value as JSON (the members of a `json`-style object in any order).
+    Json,
+}
+
+/// Reads `root` (in strict mode already), the schema at `pointer`, as parameters; with
+/// `any_order`, objects take their members in any order (nested JSON objects with
+/// `properties` are then refused: sieve-jsonschema has no such order).
+pub(crate) fn read(
+    root: &Value,
+    values: Values,
+    any_order: bool,
+    pointer: &str,
+) -> Result<Members, Error> {
     Reader {
         root,
-        style,
+        values,
+        any_order,
         pointer,
     }
     .object(root, "", 0, 0)
 }
 
+/// Whether `key` is a key of an object anywhere in `value`.
+pub(crate) fn mentions(value: &Value, key: &str) -> bool {
+    let mut stack = vec![value];
+    while let Some(value) = stack.pop() {
+        match value {
+            Value::Object(map) => {
+                if map.contains_key(key) {
+                    return true;
+                }
+                stack.extend(map.values());
+            }
+            Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    false
+}
+
 struct Reader<'a> {
     root: &'a Value,
-    style: Style,
+    values: Values,
+    any_order: bool,
     pointer: &'a str,
 }
 
@@ -197,7 +239,7 @@ impl Reader<'_> {
                 _ => {
                     return Err(self.unsupported(
                         &kp,
-                        format!("`{key}` is not supported on the parameters of an XML style"),
+                        format!("`{key}` is not supported on the parameters of an XML style or on an object in any order"),
                     ))
                 }
             }
@@ -206,7 +248,10 @@ impl Reader<'_> {
             if obj.contains_key("additionalProperties") {
                 // Strict mode: no properties, no members. (A bare object has no
                 // `additionalProperties`: `strict` leaves it open, as XGrammar does.)
-                return Ok(Members::Declared(Vec::new()));
+                return Ok(Members::Declared {
+                    params: Vec::new(),
+                    any_order: self.any_order,
+                });
             }
             return Ok(Members::Any);
         };
@@ -219,7 +264,7 @@ impl Reader<'_> {
         let mut params = Vec::with_capacity(properties.len());
         for (name, schema) in properties {
             let pointer = join(&join(rel, "properties"), name);
-            if self.style == Style::CohereXml
+            if self.values == Values::Xml(Style::CohereXml)
                 && (name.is_empty() || name.bytes().any(|b| b"\"&<>\0".contains(&b)))
             {
                 return Err(self.unsupported(
@@ -233,7 +278,10 @@ impl Reader<'_> {
                 cases: self.cases(schema, &pointer, 0, depth)?,
             });
         }
-        Ok(Members::Declared(params))
+        Ok(Members::Declared {
+            params,
+            any_order: self.any_order,
+        })
     }
 
     /// How a value of `schema` may be written.
@@ -245,8 +293,14 @@ impl Reader<'_> {
         depth: usize,
     ) -> Result<Vec<Case>, Error> {
         let Some(obj) = self.schema(schema, rel)? else {
+            if self.values == Values::Json {
+                return Ok(vec![self.json(Map::new(), rel)?]);
+            }
             return Ok(vec![Case::Any]);
         };
+        if self.values == Values::Json {
+            return Ok(vec![self.json(obj.clone(), rel)?]);
+        }
         let others = |allowed: &[&str]| {
             obj.keys()
                 .find(|k| !ANNOTATIONS.contains(&k.as_str()) && !allowed.contains(&k.as_str()))
@@ -390,13 +444,10 @@ impl Reader<'_> {
                     },
                 }])
             }
-            "object" if self.style == Style::CohereXml => Ok(vec![Case::Dict(self.object(
-                &Value::Object(narrowed),
-                rel,
-                0,
-                nested()?,
-            )?)]),
-            "array" if self.style == Style::CohereXml => {
+            "object" if self.values == Values::Xml(Style::CohereXml) => Ok(vec![Case::Dict(
+                self.object(&Value::Object(narrowed), rel, 0, nested()?)?,
+            )]),
+            "array" if self.values == Values::Xml(Style::CohereXml) => {
                 only(
                     &["type", "items", "minItems", "maxItems"],
                     "a cohere_xml list",
@@ -558,6 +609,12 @@ impl Reader<'_> {
             }
         }
         let document = Value::Object(schema);
+        if self.any_order && mentions(&document, "properties") {
+            return Err(self.unsupported(
+                rel,
+                "`any_order` on an object nested in a JSON value is not supported (its properties would keep the schema's order)",
+            ));
+        }
         let mut stack = vec![&document];
         while let Some(value) = stack.pop() {
             match value {

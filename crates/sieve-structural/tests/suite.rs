@@ -165,16 +165,23 @@ fn unsupported_options_are_located() {
             "/format/style",
         ),
         (
-            json!({"type": "json_schema", "json_schema": schema, "style": "qwen_xml", "any_order": true}),
-            "/format/any_order",
+            json!({"type": "json_schema", "any_order": true, "json_schema":
+                {"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {}}}}}}),
+            "/format/json_schema/properties/a",
+        ),
+        (
+            json!({"type": "json_schema", "any_order": true, "style": "qwen_xml", "json_schema":
+                {"type": "object", "properties": {"a": {"type": "array", "items": {"properties": {"b": {}}}}}}}),
+            "/format/json_schema/properties/a",
+        ),
+        (
+            json!({"type": "json_schema", "any_order": true, "json_schema":
+                {"type": "object", "properties": {"a": {}}, "additionalProperties": true}}),
+            "/format/json_schema/additionalProperties",
         ),
         (
             json!({"type": "json_schema", "json_schema": schema, "style": "glm_xml", "excludes": ["x"]}),
             "/format/excludes",
-        ),
-        (
-            json!({"type": "json_schema", "json_schema": schema, "any_order": true}),
-            "/format/any_order",
         ),
         (
             json!({"type": "json_schema", "json_schema": schema, "excludes": ["x"]}),

@@ -63,13 +63,15 @@ impl<'l, 'o> Xml<'l, 'o> {
         })
     }
 
-    /// The elements of `members`: each after a gap (optional ones optional), then a gap.
+    /// The elements of `members`: each after a gap (optional ones optional; with
+    /// `any_order`, any declared element each time, at least as many as are required), then
+    /// a gap.
     pub(super) fn members(&mut self, members: &Members) -> Result<Expr, Error> {
-        let params = match members {
+        let (params, any_order) = match members {
             Members::Any => return self.any_members(),
-            Members::Declared(params) => params,
+            Members::Declared { params, any_order } => (params, *any_order),
         };
-        let mut items = Vec::with_capacity(params.len() + 1);
+        let mut elements = Vec::with_capacity(params.len());
         for param in params {
             let element = if let Some(open) = self.attributed_open() {
                 Expr::seq([
@@ -81,15 +83,84 @@ impl<'l, 'o> Xml<'l, 'o> {
                 let name = Expr::bytes(param.name.as_bytes());
                 Expr::seq([self.open(name), value, self.close()])
             };
-            let element = Expr::seq([self.gap.clone(), element]);
-            items.push(if param.required {
-                element
-            } else {
-                Expr::optional(element)
-            });
+            elements.push((param.required, Expr::seq([self.gap.clone(), element])));
         }
+        if any_order {
+            let required = elements.iter().filter(|(r, _)| *r).count();
+            return self.any_order(elements.into_iter().map(|(_, e)| e), required, None);
+        }
+        let mut items: Vec<Expr> = elements
+            .into_iter()
+            .map(|(required, e)| if required { e } else { Expr::optional(e) })
+            .collect();
         items.push(self.gap.clone());
         Ok(Expr::seq(items))
+    }
+
+    /// `(item | …){min,}` then a gap, where an item is one of `elements`; with `separator`,
+    /// items are separated by it and the whole is `{ … }` (a JSON object).
+    fn any_order(
+        &mut self,
+        elements: impl IntoIterator<Item = Expr>,
+        min: usize,
+        separator: Option<Expr>,
+    ) -> Result<Expr, Error> {
+        let min = u32::try_from(min).unwrap_or(u32::MAX);
+        let Some(item) = Expr::choice(elements) else {
+            return Ok(self.gap.clone());
+        };
+        let p = self.pointer.clone();
+        let item = Expr::rule(self.lower.rule("xml_any_order_item", item, &p)?);
+        let repeat = |item: Expr, min: u32| {
+            Expr::repeat(item, min, None)
+                .map_err(|e| Error::new(ErrorKind::Invalid, &p, e.to_string()))
+        };
+        Ok(match separator {
+            None => Expr::seq([repeat(item, min)?, self.gap.clone()]),
+            Some(separator) => {
+                let more = repeat(Expr::seq([separator, item.clone()]), min.saturating_sub(1))?;
+                let some = Expr::seq([item, more]);
+                let some = if min == 0 { Expr::optional(some) } else { some };
+                Expr::seq([
+                    Expr::bytes(&b"{"[..]),
+                    self.gap.clone(),
+                    some,
+                    self.gap.clone(),
+                    Expr::bytes(&b"}"[..]),
+                ])
+            }
+        })
+    }
+
+    /// A `json`-style object in any order (XGrammar's `any_order`): `{`, members
+    /// `"name": value` separated by commas, any declared name each time, at least as many
+    /// as are required, `}`.
+    pub(super) fn json_object(&mut self, members: &Members) -> Result<Expr, Error> {
+        let Members::Declared { params, .. } = members else {
+            return Err(Error::new(
+                ErrorKind::Unsupported,
+                &self.pointer,
+                "`any_order` on a schema whose top level declares no `properties` is not supported",
+            ));
+        };
+        let mut elements = Vec::with_capacity(params.len());
+        for param in params {
+            let key = serde_json::Value::String(param.name.clone()).to_string();
+            let mut values = Vec::with_capacity(param.cases.len());
+            for case in &param.cases {
+                values.push(self.body(case)?);
+            }
+            elements.push(Expr::seq([
+                Expr::bytes(key.into_bytes()),
+                self.gap.clone(),
+                Expr::bytes(&b":"[..]),
+                self.gap.clone(),
+                Expr::choice(values).expect("a value has at least one case"),
+            ]));
+        }
+        let required = params.iter().filter(|p| p.required).count();
+        let separator = Expr::seq([self.gap.clone(), Expr::bytes(&b","[..]), self.gap.clone()]);
+        self.any_order(elements, required, Some(separator))
     }
 
     /// The element's end tag.
