@@ -19,14 +19,75 @@
 //! - `$ref` is followed to `#/$defs/…` and `#/definitions/…` only, at most [`MAX_REFS`] in a
 //!   chain; `cohere_xml` nesting is bounded by [`MAX_NESTING`] (a recursive schema is refused).
 //!
-//! Every keyword the classification does not read is refused with
-//! [`ErrorKind::Unsupported`] at its pointer, never ignored.
+//! Every JSON Schema keyword the classification does not read is refused with
+//! [`ErrorKind::Unsupported`] at its pointer, never ignored; annotations and unknown keys
+//! (BFCL's `optional`, say) constrain nothing and are ignored, as XGrammar and
+//! sieve-jsonschema ignore them.
 
 use serde_json::{Map, Value};
 
 use crate::error::{join, Error, ErrorKind};
 use crate::model::Style;
-use crate::strict::{bare, names_only, ANNOTATIONS};
+use crate::strict::{bare, names_only};
+
+/// The JSON Schema keywords that constrain instances (drafts 4 to 2020-12). Any other key
+/// is an annotation or unknown, and ignored as XGrammar and sieve-jsonschema ignore it; each
+/// of these is read or refused.
+const KEYWORDS: [&str; 48] = [
+    "type",
+    "enum",
+    "const",
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "format",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "maxContains",
+    "minContains",
+    "items",
+    "prefixItems",
+    "additionalItems",
+    "contains",
+    "unevaluatedItems",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "dependentRequired",
+    "dependencies",
+    "dependentSchemas",
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "$ref",
+    "$dynamicRef",
+    "$recursiveRef",
+    "$id",
+    "id",
+    "$anchor",
+    "$dynamicAnchor",
+    "$recursiveAnchor",
+];
+
+/// Whether `key` constrains nothing (an annotation, an unknown keyword, definitions).
+fn ignored(key: &str) -> bool {
+    !KEYWORDS.contains(&key)
+}
 
 /// Keywords that hold definitions (read through `$ref`).
 pub(crate) const DEFINITIONS: [&str; 2] = ["$defs", "definitions"];
@@ -229,7 +290,7 @@ impl Reader<'_> {
                     }
                 }
                 "additionalProperties" if value == &Value::Bool(false) => {}
-                k if ANNOTATIONS.contains(&k) || DEFINITIONS.contains(&k) => {}
+                k if ignored(k) => {}
                 "type" => {
                     return Err(self.unsupported(
                         &kp,
@@ -303,7 +364,7 @@ impl Reader<'_> {
         }
         let others = |allowed: &[&str]| {
             obj.keys()
-                .find(|k| !ANNOTATIONS.contains(&k.as_str()) && !allowed.contains(&k.as_str()))
+                .find(|k| !ignored(k) && !allowed.contains(&k.as_str()))
                 .cloned()
         };
         let refuse = |key: &str, why: &str| {
@@ -378,7 +439,7 @@ impl Reader<'_> {
         let only = |allowed: &[&str], what: &str| -> Result<(), Error> {
             match obj
                 .keys()
-                .find(|k| !ANNOTATIONS.contains(&k.as_str()) && !allowed.contains(&k.as_str()))
+                .find(|k| !ignored(k) && !allowed.contains(&k.as_str()))
             {
                 Some(k) => Err(self.unsupported(
                     &join(rel, k),
@@ -572,9 +633,7 @@ impl Reader<'_> {
                 format!("more than {MAX_REFS} `$ref`s in a chain"),
             ));
         }
-        if let Some(k) = obj.keys().find(|k| {
-            *k != "$ref" && !ANNOTATIONS.contains(&k.as_str()) && !DEFINITIONS.contains(&k.as_str())
-        }) {
+        if let Some(k) = obj.keys().find(|k| *k != "$ref" && !ignored(k)) {
             return Err(self.unsupported(
                 &join(rel, k),
                 format!("`{k}` beside `$ref` is not supported in an XML style"),
