@@ -513,6 +513,24 @@ fn masks_equal_brute_force_on_xml_styles() {
             vec!["<tool_call>\n<function=w>\n<cofl:value name=\"city\" type=\"raw\">Oslo</cofl:value><cofl:value name=\"where\" type=\"dict\"> <cofl:value name=\"lat\" type=\"json\">2</cofl:value> </cofl:value><cofl:value name=\"tags\" type=\"list\"><cofl:value type=\"raw\">a</cofl:value><cofl:value type=\"raw\">b</cofl:value></cofl:value>\n</function>\n</tool_call>"],
         ),
     ];
+    // Any values, nested any elements, and any_order.
+    let loose = json!({"type": "object", "properties": {"x": {}, "n": {"type": "integer"}}, "required": ["n"]});
+    for (style, text) in [
+        ("cohere_xml", "<cofl:value name=\"x\" type=\"list\"><cofl:value type=\"dict\"><cofl:value name=\"k&amp;\" type=\"json\">1</cofl:value></cofl:value></cofl:value><cofl:value name=\"n\" type=\"json\">2</cofl:value>"),
+        ("glm_xml", "<arg_key>n</arg_key><arg_value>1</arg_value><arg_key>x</arg_key><arg_value>[{\"a\": null}]</arg_value><arg_key>n</arg_key><arg_value>2</arg_value>"),
+    ] {
+        let grammar = compile(
+            &json!({"type": "structural_tag", "format": {"type": "json_schema", "json_schema": loose, "style": style, "any_order": true}}),
+            &Options::default(),
+        )
+        .unwrap_or_else(|e| panic!("{style}: {e}"));
+        let vocab = Arc::new(synthetic_vocab(&[text]));
+        let compiled = Arc::new(
+            CompiledGrammar::new(&grammar, Arc::new(Tokenizer::new(vocab)), &CompileOptions::default())
+                .expect("compiles"),
+        );
+        walk(&compiled, text, style);
+    }
     let cases = cases.into_iter().chain([(
         "deepseek_xml",
         vec!["<tool_call>\n<function=w>\n<｜DSML｜parameter name=\"city\" string=\"true\">Oslo</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\"> 7 </｜DSML｜parameter></function>\n</tool_call>"],
