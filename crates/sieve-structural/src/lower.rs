@@ -394,14 +394,16 @@ impl<'a> Lowerer<'a> {
         let at = join(p, "json_schema");
         if schema.style != Style::Json {
             let values = crate::xml::Values::Xml(schema.style);
-            let members = crate::xml::read(&document, values, schema.any_order, &at)?;
+            let limit = self.options.limits.max_formats;
+            let members = crate::xml::read(&document, values, schema.any_order, &at, limit)?;
             let body = xml::Xml::new(self, schema.style, at, max_whitespace)?.members(&members)?;
             return self.rule("xml_parameters", body, p);
         }
         if schema.any_order && crate::xml::mentions(&document, "properties") {
             // XGrammar's any_order: members in any order, repeats allowed, required ones
             // counted but not enforced. Without `properties` anywhere it changes nothing.
-            let members = crate::xml::read(&document, crate::xml::Values::Json, true, &at)?;
+            let limit = self.options.limits.max_formats;
+            let members = crate::xml::read(&document, crate::xml::Values::Json, true, &at, limit)?;
             let body =
                 xml::Xml::new(self, schema.style, at, max_whitespace)?.json_object(&members)?;
             return self.rule("json_any_order", body, p);

@@ -24,6 +24,8 @@
 //! (BFCL's `optional`, say) constrain nothing and are ignored, as XGrammar and
 //! sieve-jsonschema ignore them.
 
+use std::cell::Cell;
+
 use serde_json::{Map, Value};
 
 use crate::error::{join, Error, ErrorKind};
@@ -185,17 +187,24 @@ pub(crate) enum Values {
 /// Reads `root` (in strict mode already), the schema at `pointer`, as parameters; with
 /// `any_order`, objects take their members in any order (nested JSON objects with
 /// `properties` are then refused: sieve-jsonschema has no such order).
+///
+/// Schemas are visited once per use (a `$ref` used twice is read twice), so the visits are
+/// counted: more than `max_visits` is an [`ErrorKind::Limit`] error, not an exponential
+/// blow-up on a schema whose definitions refer to each other many times.
 pub(crate) fn read(
     root: &Value,
     values: Values,
     any_order: bool,
     pointer: &str,
+    max_visits: usize,
 ) -> Result<Members, Error> {
     Reader {
         root,
         values,
         any_order,
         pointer,
+        visits: Cell::new(0),
+        max_visits,
     }
     .object(root, "", 0, 0)
 }
@@ -223,6 +232,9 @@ struct Reader<'a> {
     values: Values,
     any_order: bool,
     pointer: &'a str,
+    /// Schemas visited so far.
+    visits: Cell<usize>,
+    max_visits: usize,
 }
 
 impl Reader<'_> {
@@ -238,11 +250,23 @@ impl Reader<'_> {
         Error::new(ErrorKind::Invalid, &self.at(rel), message)
     }
 
+    /// A schema visited: `None` for `true`, its keywords otherwise.
     fn schema<'v>(
         &self,
         schema: &'v Value,
         rel: &str,
     ) -> Result<Option<&'v Map<String, Value>>, Error> {
+        self.visits.set(self.visits.get() + 1);
+        if self.visits.get() > self.max_visits {
+            return Err(Error::new(
+                ErrorKind::Limit,
+                &self.at(rel),
+                format!(
+                    "more than {} schema visits (Limits::max_formats; `$ref`s are read once per use)",
+                    self.max_visits
+                ),
+            ));
+        }
         match schema {
             Value::Bool(true) => Ok(None),
             Value::Bool(false) => Err(self.unsupported(rel, "the schema `false` allows nothing")),

@@ -282,6 +282,20 @@ fn xml_style_keywords_sieve_cannot_honour_are_located() {
                       "$ref": "#/$defs/node"});
     let e = error_of(json!({"type": "json_schema", "json_schema": node, "style": "cohere_xml"}));
     assert_eq!(e.kind, ErrorKind::Limit, "{e}");
+    // Definitions that use each other twice, 40 deep: 2^40 visits if nothing counted.
+    let mut defs = serde_json::Map::new();
+    for i in 0..40 {
+        let next = json!({"$ref": format!("#/$defs/d{}", i + 1)});
+        defs.insert(
+            format!("d{i}"),
+            json!({"type": "object", "properties": {"a": next, "b": next}}),
+        );
+    }
+    defs.insert("d40".to_owned(), json!({"type": "string"}));
+    let dag = json!({"$defs": defs, "$ref": "#/$defs/d0"});
+    let e = error_of(json!({"type": "json_schema", "json_schema": dag, "style": "cohere_xml"}));
+    assert_eq!(e.kind, ErrorKind::Limit, "{e}");
+    assert!(e.message.contains("visits"), "{e}");
     // In JSON values (qwen), a recursive schema is sieve-jsonschema's recursive rules.
     compile(
         &json!({"type": "structural_tag", "format": {"type": "json_schema", "json_schema": node, "style": "qwen_xml"}}),
