@@ -11,7 +11,12 @@
 //!   `｜DSML｜ parameter`), `S` `true` for strings (no whitespace around them), `false` for
 //!   JSON.
 //! - Whitespace (a gap, bounded like JSON gaps) before every element and after the last, and
-//!   around every value but plain text (`Case::Text`), whose whitespace is its own.
+//!   around every value but plain text (`Case::Text`; in deepseek every string case), whose
+//!   whitespace is its own.
+//! - With `any_order`, the elements are `(gap element | …){required,} gap`: any declared
+//!   element each time, at least as many as are required. The `json` style's `any_order`
+//!   object is built here too (`json_object`): `{`, `"name": value` members separated by
+//!   commas, as many, `}`.
 //! - Plain text is free text without the style's end tag (the `dispatch` automaton, so valid
 //!   UTF-8); JSON values are compiled by sieve-jsonschema and copied in without their outer
 //!   gaps; patterns by sieve-regex.
