@@ -1,7 +1,8 @@
 //! Model tool-calling formats (`sieve_structural::models`) against XGrammar 0.2.8's
 //! `get_model_structural_tag`: the same structural tag for every format × request in
-//! `tests/fixtures/models.json` (made by `models_generate.py`), the same refusals, and — where
-//! sieve compiles the tag — the same verdicts on the texts XGrammar judged.
+//! `tests/fixtures/models.json` (made by `models_generate.py`), the same refusals, and the
+//! same verdicts on the texts XGrammar judged (kimi_k3 and minimax_m3, whose argument styles
+//! sieve does not compile yet, in an ignored test).
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -162,32 +163,26 @@ fn verdicts(select: impl Fn(&Fixture) -> bool) -> Verdicts {
     }
 }
 
-/// The formats whose tags use only what sieve compiles today (JSON arguments).
-const JSON_FORMATS: [&str; 7] = [
-    "llama",
-    "qwen_3",
-    "exaone",
-    "deepseek_r1",
-    "deepseek_v3_1",
-    "kimi",
-    "harmony",
-];
+/// The formats whose argument style sieve does not compile yet.
+const WAITING: [&str; 2] = ["kimi_k3", "minimax_m3"];
 
 #[test]
-fn texts_get_xgrammars_verdicts_on_json_argument_formats() {
-    let v = verdicts(|f| JSON_FORMATS.contains(&f.format.as_str()));
+fn texts_get_xgrammars_verdicts() {
+    let v = verdicts(|f| !WAITING.contains(&f.format.as_str()));
     assert!(v.failures.is_empty(), "{}", v.failures.join("\n"));
-    // Both verdicts are exercised: 65 tags, 184 of their texts accepted by XGrammar.
-    assert!(v.compiled >= 60, "only {} tags compiled", v.compiled);
-    assert!(v.accepted >= 180, "only {} accepted texts", v.accepted);
+    assert_eq!(v.unsupported, 0, "tags sieve does not compile");
+    // 162 tags of 16 formats; 474 of their texts accepted by XGrammar, the rest rejected.
+    assert!(v.compiled >= 150, "only {} tags compiled", v.compiled);
+    assert!(v.accepted >= 400, "only {} accepted texts", v.accepted);
 }
 
 #[test]
-#[ignore = "needs the XML styles of json_schema (qwen_xml, glm_xml, …) and any_order in sieve-structural"]
-fn texts_get_xgrammars_verdicts_on_every_format() {
-    let v = verdicts(|_| true);
+#[ignore = "needs the kimi_k3_xml and minimax_m3_xml styles of json_schema in sieve-structural"]
+fn texts_get_xgrammars_verdicts_on_kimi_k3_and_minimax_m3() {
+    let v = verdicts(|f| WAITING.contains(&f.format.as_str()));
     assert!(v.failures.is_empty(), "{}", v.failures.join("\n"));
     assert_eq!(v.unsupported, 0, "tags sieve does not compile yet");
+    assert!(v.compiled >= 15 && v.accepted >= 30);
 }
 
 #[test]
@@ -239,7 +234,7 @@ fn requests_are_read_with_located_errors() {
         assert_eq!(e.kind, ErrorKind::Invalid, "{value}");
         assert_eq!(e.pointer, pointer, "{value}: {e}");
     }
-    let e = ToolRequest::from_str_json("{\"tools\": [").unwrap_err();
+    let e = ToolRequest::from_json_str("{\"tools\": [").unwrap_err();
     assert!(e.message.contains("line 1"), "{e}");
 }
 

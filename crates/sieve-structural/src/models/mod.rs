@@ -20,9 +20,8 @@
 //!      deepseek_v3_1, deepseek_v3_2, deepseek_v4, deepseek_v4_1, kimi, cohere, minimax);
 //!    - `minimax_m3`, `kimi_k3`, `harmony`: one format each.
 //!
-//! Formats whose arguments use an XML style of `json_schema` (qwen_3_5, qwen_3_coder, mimo,
-//! glm_4_7, cohere, deepseek_v3_2, deepseek_v4, deepseek_v4_1, minimax, minimax_m3, kimi_k3)
-//! build here but compile only once [`crate::compile`] has those styles.
+//! Every document builds; kimi_k3 and minimax_m3 (the `kimi_k3_xml` and `minimax_m3_xml`
+//! styles of `json_schema`) compile only once [`crate::compile`] has those styles.
 
 mod build;
 mod harmony;

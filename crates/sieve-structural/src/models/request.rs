@@ -204,7 +204,7 @@ impl ToolRequest {
     }
 
     /// [`ToolRequest::from_json`] from JSON text.
-    pub fn from_str_json(text: &str) -> Result<ToolRequest, Error> {
+    pub fn from_json_str(text: &str) -> Result<ToolRequest, Error> {
         let value: Value = serde_json::from_str(text).map_err(|e| {
             invalid(
                 "",
