@@ -137,16 +137,25 @@ def write_workload(name, tools, structural_tag, lark, description, samples):
         "".join(json.dumps({"text": s}, ensure_ascii=False) + "\n" for s in samples),
     )
     # Every sample must be in XGrammar's language (the harness checks the rest).
-    if structural_tag is not None:
-        check_with_xgrammar(name, structural_tag, samples)
-
-
-def check_with_xgrammar(name, structural_tag, samples):
-    grammar = xgrammar.Grammar.from_structural_tag(json.dumps(structural_tag))
     for index, sample in enumerate(samples):
-        matcher = xgrammar.testing._get_matcher_from_grammar(grammar)
-        if not (matcher.accept_string(sample) and matcher.is_terminated()):
+        if not xgrammar_accepts(structural_tag, sample):
             sys.exit(f"{name}: sample {index} is not in XGrammar's language: {sample!r}")
+
+
+def xgrammar_accepts(structural_tag, text):
+    """Whether XGrammar's matcher for the structural tag takes all of `text` and ends."""
+    grammar = xgrammar.Grammar.from_structural_tag(json.dumps(structural_tag))
+    matcher = xgrammar.testing._get_matcher_from_grammar(grammar)
+    return matcher.accept_string(text) and matcher.is_terminated()
+
+
+def check_rejected_by_xgrammar(name, structural_tag, rejected):
+    """The texts that show where the language ends must be outside XGrammar's language."""
+    for index, text in enumerate(rejected):
+        if xgrammar_accepts(structural_tag, text):
+            sys.exit(f"{name}: rejected text {index} is in XGrammar's language: {text!r}")
+    with open(os.path.join(HERE, name, "rejected.jsonl"), "w", encoding="utf-8") as f:
+        f.writelines(json.dumps({"text": t}, ensure_ascii=False) + "\n" for t in rejected)
 
 
 # --- tool_call_harmony ---------------------------------------------------------------------
@@ -235,6 +244,22 @@ HARMONY_SAMPLES = [
     '{"temperature": -3.4, "units": "Celsius"}\n'
     "So it is below freezing.<|end|><|start|>assistant<|channel|>final<|message|>"
     "It is −3.4 °C in Oslo right now — wear a warm coat.<|end|>",
+]
+
+
+HARMONY_REJECTED = [
+    # text after the last message, with no separator
+    "<|channel|>final<|message|>Hi<|return|>and more",
+    # a tool that is not declared
+    "<|channel|>commentary to=functions.get_weather<|constrain|>json<|message|>{}<|call|>",
+    # a required argument missing
+    " to=functions.recipe_search<|channel|>commentary json<|message|>"
+    '{"ingredients": ["rice"]}<|call|>',
+    # an enum violated
+    "<|channel|>commentary to=functions.open_meteo_api.fetch_weather_data<|constrain|>json"
+    '<|message|>{"coordinates": [1, 2], "units": "Rankine"}<|call|>',
+    # a message that is not closed
+    "<|channel|>final<|message|>Hi",
 ]
 
 
@@ -332,6 +357,27 @@ QWEN_SAMPLES = [
     "Order food.\n</think>\n\n"
     '<tool_call>\n{"name": "uber.eat.order", "arguments": {\n  "restaurant_id": "ramen-ya",\n'
     '  "items": [\n    {"item": "shoyu ramen", "quantity": 1}\n  ]\n}}\n</tool_call>',
+]
+
+
+QWEN_REJECTED = [
+    # no blank line after </think>
+    "Thinking.</think>Hello",
+    # <think> inside the thinking text
+    "<think>nested</think>\n\nHello",
+    # </think> in the free text
+    "t\n</think>\n\nDone.</think>",
+    # a required argument missing
+    't\n</think>\n\n<tool_call>\n{"name": "hotel.find", "arguments": {"location": "Rome"}}'
+    "\n</tool_call>",
+    # an enum violated in a nested object
+    't\n</think>\n\n<tool_call>\n{"name": "ChaDri.change_drink", "arguments": '
+    '{"new_preferences": {"size": "huge"}}}\n</tool_call>',
+    # an undeclared property
+    't\n</think>\n\n<tool_call>\n{"name": "hotel.find", "arguments": {"location": "Rome", '
+    '"stars": 3, "pool": true}}\n</tool_call>',
+    # an unfinished call
+    't\n</think>\n\n<tool_call>\n{"name": "hotel.find"',
 ]
 
 
@@ -463,23 +509,40 @@ REACT_SAMPLES = [
 ]
 
 
+REACT_REJECTED = [
+    # an empty Thought line
+    "Thought: \nFinal Answer: x",
+    # no Thought before the action
+    'Action: country_info.population\nAction Input: {"country": "Japan"}\n',
+    # a step without its Observation
+    'Thought: t\nAction: country_info.population\nAction Input: {"country": "Japan"}\n'
+    "Thought: u\nFinal Answer: x",
+    # an enum violated in an array
+    'Thought: t\nAction: get_personality_traits\nAction Input: {"type": "x", "traits": '
+    '["virtues"]}\n',
+    # an unknown tool
+    'Thought: t\nAction: search\nAction Input: {"q": "x"}\n',
+]
+
+
 WORKLOADS = [
     ("tool_call_harmony", HARMONY_TOOLS, harmony_structural_tag, harmony_lark,
-     HARMONY_DESCRIPTION, HARMONY_SAMPLES),
+     HARMONY_DESCRIPTION, HARMONY_SAMPLES, HARMONY_REJECTED),
     ("tool_call_qwen_parallel", QWEN_TOOLS, qwen_structural_tag, qwen_lark,
-     QWEN_DESCRIPTION, QWEN_SAMPLES),
+     QWEN_DESCRIPTION, QWEN_SAMPLES, QWEN_REJECTED),
     ("lark_json_tool", REACT_TOOLS, react_structural_tag, react_lark,
-     REACT_DESCRIPTION, REACT_SAMPLES),
+     REACT_DESCRIPTION, REACT_SAMPLES, REACT_REJECTED),
 ]
 
 
 def main():
     bfcl_dir = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_BFCL
-    for name, tool_names, make_tag, make_lark, description, samples in WORKLOADS:
+    for name, tool_names, make_tag, make_lark, description, samples, rejected in WORKLOADS:
         tools = load_bfcl_functions(bfcl_dir, tool_names)
         structural_tag = make_tag(openai_tools(tools))
         write_workload(name, tools, structural_tag, make_lark(tools), description, samples)
-        print(f"{name}: {len(tools)} tools, {len(samples)} samples")
+        check_rejected_by_xgrammar(name, structural_tag, rejected)
+        print(f"{name}: {len(tools)} tools, {len(samples)} samples, {len(rejected)} rejected texts")
 
 
 if __name__ == "__main__":
