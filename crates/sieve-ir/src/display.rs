@@ -2,7 +2,9 @@
 //!
 //! One rule a line, in rule-id order, after a `# root: NAME` line. Bodies use GBNF notation
 //! over bytes: `"…"` byte strings (printable ASCII as itself, other bytes as `\xHH`), `[…]`
-//! byte classes, rule names, juxtaposition, `|`, parentheses, and `? * + {m} {m,} {m,n}`.
+//! byte classes, rule names, juxtaposition, `|`, parentheses, and `? * + {m} {m,} {m,n}`. A
+//! token terminal's encoding inside a byte string prints as `<[id]>` (`crate::token`); a set
+//! of ids stays the byte classes it is made of.
 //! The output depends only on the grammar's value, never on addresses or hash order.
 
 use std::fmt::{self, Write};
@@ -41,6 +43,8 @@ fn write_expr(out: &mut impl Write, g: &Grammar, expr: &Expr, ctx: Precedence) -
     let own = match expr.kind() {
         ExprKind::Choice(_) => Precedence::Choice,
         ExprKind::Seq(_) => Precedence::Seq,
+        // Text and a token terminal print as two items.
+        ExprKind::Bytes(bytes) if token_pieces(bytes).len() > 1 => Precedence::Seq,
         _ => Precedence::Postfix,
     };
     // A repeat inside a repeat also needs parentheses: `(a*)?`.
@@ -52,7 +56,17 @@ fn write_expr(out: &mut impl Write, g: &Grammar, expr: &Expr, ctx: Precedence) -
     }
     match expr.kind() {
         ExprKind::Empty => out.write_str("\"\"")?,
-        ExprKind::Bytes(bytes) => write_bytes(out, bytes)?,
+        ExprKind::Bytes(bytes) => {
+            for (i, piece) in token_pieces(bytes).into_iter().enumerate() {
+                if i > 0 {
+                    out.write_str(" ")?;
+                }
+                match crate::token::decode(piece) {
+                    Some(id) => write!(out, "<[{id}]>")?,
+                    None => write_bytes(out, piece)?,
+                }
+            }
+        }
         ExprKind::Class(class) => write!(out, "{class}")?,
         ExprKind::Ref(id) => out.write_str(g.rule(*id).name())?,
         ExprKind::Seq(items) => {
@@ -87,6 +101,30 @@ fn write_expr(out: &mut impl Write, g: &Grammar, expr: &Expr, ctx: Precedence) -
         out.write_str(")")?;
     }
     Ok(())
+}
+
+/// `bytes` cut into text runs and whole token encodings (`crate::token`), which print as
+/// `<[id]>`: a marker with fewer than three bytes after it stays in its text run.
+fn token_pieces(bytes: &[u8]) -> Vec<&[u8]> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == crate::token::TOKEN_MARKER && i + 4 <= bytes.len() {
+            if start < i {
+                pieces.push(&bytes[start..i]);
+            }
+            pieces.push(&bytes[i..i + 4]);
+            i += 4;
+            start = i;
+        } else {
+            i += 1;
+        }
+    }
+    if start < bytes.len() || pieces.is_empty() {
+        pieces.push(&bytes[start..]);
+    }
+    pieces
 }
 
 /// Writes `bytes` as a double-quoted GBNF string literal over bytes.
@@ -133,6 +171,21 @@ mod tests {
             "# root: root\n\
              root ::= (\"a\\n\" | item)* (\"x\" item)? \"\\xc3\\xa9\"{2,5} (\"z\"+)? | \"\"\n\
              item ::= [0-9\\xff]\n"
+        );
+    }
+
+    #[test]
+    fn token_encodings_print_as_token_terminals() {
+        let mut b = GrammarBuilder::new();
+        let root = b.declare("root").unwrap();
+        let mut bytes = b"ab".to_vec();
+        bytes.extend(crate::token::encode(70_000));
+        bytes.extend(b"c");
+        b.define(root, Expr::star(Expr::bytes(bytes)));
+        let grammar = b.build(root).unwrap();
+        assert_eq!(
+            grammar.to_string(),
+            "# root: root\nroot ::= (\"ab\" <[70000]> \"c\")*\n"
         );
     }
 }
