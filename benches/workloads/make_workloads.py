@@ -4,7 +4,9 @@
 For each workload folder this writes `tools.json` (the OpenAI-style tools, from BFCL, with
 BFCL's type names turned into JSON Schema), `structural_tag.json` (XGrammar's source),
 `grammar.lark` (llguidance's source, the same language written by hand below),
-`workload.json` and `samples.jsonl` (the samples listed below, one JSON object a line).
+`workload.json`, `samples.jsonl` (the samples listed below, one JSON object a line) and
+`rejected.jsonl` (texts just outside the language). It checks that XGrammar accepts every
+sample and rejects every rejected text.
 
 Run it with the peers' Python, which has xgrammar 0.2.8:
 
@@ -21,6 +23,7 @@ import sys
 
 import xgrammar
 from xgrammar.builtin_structural_tag import get_model_structural_tag
+from xgrammar.testing import _get_matcher_from_grammar
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_BFCL = os.path.join(HERE, "..", "..", "..", "shared", "data", "tool-calling", "bfcl")
@@ -145,7 +148,7 @@ def write_workload(name, tools, structural_tag, lark, description, samples):
 def xgrammar_accepts(structural_tag, text):
     """Whether XGrammar's matcher for the structural tag takes all of `text` and ends."""
     grammar = xgrammar.Grammar.from_structural_tag(json.dumps(structural_tag))
-    matcher = xgrammar.testing._get_matcher_from_grammar(grammar)
+    matcher = _get_matcher_from_grammar(grammar)
     return matcher.accept_string(text) and matcher.is_terminated()
 
 
@@ -539,6 +542,9 @@ def main():
     bfcl_dir = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_BFCL
     for name, tool_names, make_tag, make_lark, description, samples, rejected in WORKLOADS:
         tools = load_bfcl_functions(bfcl_dir, tool_names)
+        rule_names = {rule_name(t["function"]["name"]) for t in tools}
+        if len(rule_names) != len(tools):
+            sys.exit(f"{name}: two tools share a Lark rule name: {sorted(rule_names)}")
         structural_tag = make_tag(openai_tools(tools))
         write_workload(name, tools, structural_tag, make_lark(tools), description, samples)
         check_rejected_by_xgrammar(name, structural_tag, rejected)
