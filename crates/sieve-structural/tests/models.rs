@@ -6,7 +6,9 @@
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use sieve_matcher::{ByteMatcher, Options as CompileOptions};
+use std::sync::Arc;
+
+use sieve_matcher::{ByteMatcher, CompiledGrammar, Matcher, Options as CompileOptions, Tokenizer};
 use sieve_structural::models::{self, Reasoning, ToolChoice};
 use sieve_structural::{compile, model_structural_tag, ErrorKind, Options, ToolRequest};
 
@@ -311,4 +313,83 @@ fn choices_that_cannot_be_met_are_errors_at_tool_choice() {
             "/tools"
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Token masks of compiled model formats against the brute-force oracle.
+
+fn mask_of(matcher: &mut Matcher) -> Vec<u32> {
+    let mut mask = vec![0u32; matcher.compiled().bitmask_words()];
+    matcher.fill_next_token_bitmask(&mut mask).expect("mask");
+    mask
+}
+
+/// Every token tried on its own.
+fn oracle_mask(matcher: &mut Matcher) -> Vec<u32> {
+    let compiled = matcher.compiled().clone();
+    let mut mask = vec![0u32; compiled.bitmask_words()];
+    for id in 0..compiled.vocabulary().n_vocab() as u32 {
+        if matcher.validate_tokens(&[id]).expect("no limit") == 1 {
+            mask[id as usize / 32] |= 1 << (id % 32);
+        }
+    }
+    mask
+}
+
+#[test]
+fn masks_equal_brute_force_along_accepted_tool_calls() {
+    let file = fixtures();
+    let picked = [
+        "harmony/auto_single_no_reasoning",
+        "kimi/required_reasoning_auto",
+        "deepseek_r1/required_single",
+        "glm_4_7/auto",
+        "qwen_3_5/named",
+        "minimax/auto_single_no_reasoning",
+    ];
+    let mut steps = 0;
+    for name in picked {
+        let fixture = file.fixtures.iter().find(|f| f.name == name).expect(name);
+        let texts: Vec<&str> = fixture
+            .cases
+            .iter()
+            .filter(|c| c.xgrammar)
+            .map(|c| c.text.as_str())
+            .collect();
+        assert!(!texts.is_empty(), "{name}: no accepted text");
+        let tag = fixture.structural_tag.as_ref().expect(name);
+        let grammar = compile(tag, &Options::default()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let samples: Vec<&[u8]> = texts.iter().map(|t| t.as_bytes()).collect();
+        let vocab = Arc::new(sieve_testkit::substring_vocabulary(&samples, 6, None));
+        let tokenizer = Arc::new(Tokenizer::new(vocab));
+        let compiled = Arc::new(
+            CompiledGrammar::new(&grammar, tokenizer, &CompileOptions::default())
+                .expect("compiles"),
+        );
+        for text in texts {
+            let tokens = sieve_testkit::greedy_tokenize(compiled.vocabulary(), text.as_bytes());
+            steps += tokens.len() + 1;
+            let mut matcher = Matcher::new(compiled.clone());
+            for (step, &token) in tokens.iter().enumerate() {
+                let mask = mask_of(&mut matcher);
+                assert!(
+                    mask == oracle_mask(&mut matcher),
+                    "{name}: {text:?}: step {step}"
+                );
+                assert!(
+                    mask[token as usize / 32] & (1 << (token % 32)) != 0,
+                    "{name}: {text:?}: step {step}: token refused"
+                );
+                matcher.accept_token(token).expect("allowed");
+            }
+            let mask = mask_of(&mut matcher);
+            assert!(
+                mask == oracle_mask(&mut matcher),
+                "{name}: {text:?}: last step"
+            );
+            assert!(matcher.can_terminate(), "{name}: {text:?}");
+        }
+    }
+    // 453 steps over 6 formats.
+    assert!(steps >= 400, "only {steps} steps");
 }
