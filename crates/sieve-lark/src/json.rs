@@ -3,7 +3,7 @@
 //!
 //! | `x-guidance` key | sieve |
 //! |---|---|
-//! | `whitespace_flexible` (default `true`) | `true`: [`Whitespace::Flexible`] with the base options' `max_whitespace` per gap (llguidance allows any amount); `false`: [`Whitespace::Compact`] |
+//! | `whitespace_flexible` (default `true`) | `true`: [`Whitespace::Flexible`] with `Options::json_max_whitespace` (16) characters per gap (llguidance allows any amount); `false`: [`Whitespace::Compact`] |
 //! | `item_separator`, `key_separator` | the same options |
 //! | `lenient` | the same option |
 //! | `json_allowed_escapes` | with `u`: [`Escapes::Any`]; without: [`Escapes::Canonical`] (the closest sieve has) |
@@ -25,6 +25,7 @@ use crate::error::{Error, ErrorKind};
 pub(crate) fn compile(
     text: &str,
     base: &sieve_jsonschema::Options,
+    max_whitespace: u32,
     span: Span,
 ) -> Result<Grammar, Error> {
     let err = |m: String| Error::new(ErrorKind::Json, span, m);
@@ -32,6 +33,7 @@ pub(crate) fn compile(
         serde_json::from_str(text).map_err(|e| err(format!("`%json` needs a JSON schema: {e}")))?;
     let mut options = base.clone();
     options.whitespace = Whitespace::Flexible;
+    options.max_whitespace = max_whitespace;
     if let Some(map) = schema.as_object_mut() {
         if let Some(guidance) = map.remove("x-guidance") {
             apply(&guidance, &mut options).map_err(err)?;

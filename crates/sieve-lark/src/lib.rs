@@ -85,16 +85,32 @@ impl Default for Limits {
 }
 
 /// How to compile a Lark grammar.
-#[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     /// The base options of inline `%json` schemas; their `x-guidance` object adjusts them, and
     /// whitespace is flexible unless it says otherwise (llguidance's default).
     pub json: sieve_jsonschema::Options,
+    /// The most whitespace characters per gap of a `%json` value's flexible whitespace
+    /// (llguidance allows any number; sieve keeps a bound so a model cannot loop on
+    /// whitespace, the same one as structural tags'). Default: 16, enough for pretty-printed
+    /// JSON several levels deep.
+    pub json_max_whitespace: u32,
     /// Size limits.
     pub limits: Limits,
     /// The tokenizer special tokens (`<|im_end|>`, `<[^7]>`) resolve against; without one only
     /// plain ids (`<[7]>`) can be written.
     pub tokens: Option<sieve_ir::token::SharedNames>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            json: sieve_jsonschema::Options::default(),
+            json_max_whitespace: 16,
+            limits: Limits::default(),
+            tokens: None,
+        }
+    }
 }
 
 /// Parses Lark text into its AST.

@@ -667,7 +667,12 @@ impl<'a> Lowerer<'a> {
                         "`%json` is a rule, not a terminal: use it in a lower-case rule",
                     ));
                 }
-                let grammar = json::compile(text, &self.options.json, self.at.unwrap_or(e.span))?;
+                let grammar = json::compile(
+                    text,
+                    &self.options.json,
+                    self.options.json_max_whitespace,
+                    self.at.unwrap_or(e.span),
+                )?;
                 self.import(&grammar, "json", e.span)?
             }
             ExprKind::StructuredRegex(text) => {
