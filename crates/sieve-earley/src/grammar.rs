@@ -11,7 +11,7 @@
 //! - `nullable[r]` is the least fixpoint of "some accepting state is reachable from the start
 //!   by ε edges and edges of nullable rules" (counted: `min == 0` or the item is nullable).
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use sieve_fsm::{GrammarFsms, Label, RuleAutomaton};
 use sieve_ir::ByteClass;
@@ -148,7 +148,7 @@ impl EarleyGrammar {
             walk_tables: crate::classify::SharedTables::default(),
         };
         let rule_ids: Vec<sieve_ir::RuleId> = fsms.rule_ids().collect();
-        let mut class_ids: HashMap<ByteClass, u32> = HashMap::new();
+        let mut class_ids: HashMap<ByteClass, u32> = HashMap::default();
         for (rule, automaton) in automata.iter().enumerate() {
             let base = g.start[rule];
             match automaton {

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use sieve_ir::{ExprKind, Grammar, RuleId};
 
-use crate::canonical::canonicalize;
+use crate::canonical::{canonicalize, canonicalize_dfa};
 use crate::dfa::{determinize, minimize};
 use crate::error::BuildError;
 use crate::fsm::{Fsm, StateId};
@@ -520,7 +520,7 @@ impl Builder {
             } else {
                 dfa
             };
-            return Some(canonicalize(0, &dfa.accepting, &dfa.labelled_edges(), true));
+            return Some(canonicalize_dfa(&dfa));
         }
         let (start, accepting, edges) = remove_epsilons(nfa, edges_left)?;
         Some(canonicalize(start, &accepting, &edges, false))

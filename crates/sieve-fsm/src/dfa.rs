@@ -32,20 +32,6 @@ pub(crate) struct Dfa {
     pub(crate) labels: Vec<Label>,
 }
 
-impl Dfa {
-    /// The DFA's edges as labels, for [`crate::canonical::canonicalize`].
-    pub(crate) fn labelled_edges(&self) -> Vec<Vec<(Label, u32)>> {
-        self.trans
-            .iter()
-            .map(|out| {
-                out.iter()
-                    .map(|&(sym, t)| (self.labels[sym as usize], t))
-                    .collect()
-            })
-            .collect()
-    }
-}
-
 /// The alphabet of an NFA: byte intervals and rule symbols.
 struct Alphabet {
     /// `class_of[b]`: the interval symbol holding byte `b`.

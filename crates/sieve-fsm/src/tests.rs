@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use sieve_ir::{reference::Recognizer, ByteClass, Expr, Grammar, GrammarBuilder};
 
-use crate::canonical::canonicalize;
+use crate::canonical::{canonicalize, canonicalize_dfa};
 use crate::dfa::{determinize, minimize};
 use crate::hash::hash_combine;
 use crate::nfa::{remove_epsilons, thompson};
@@ -45,8 +45,8 @@ fn stages(body: &Expr) -> [Fsm; 3] {
     let min = minimize(&dfa);
     let (start, accepting, edges) = remove_epsilons(&nfa, usize::MAX).unwrap();
     [
-        canonicalize(0, &min.accepting, &min.labelled_edges(), true),
-        canonicalize(0, &dfa.accepting, &dfa.labelled_edges(), true),
+        canonicalize_dfa(&min),
+        canonicalize_dfa(&dfa),
         canonicalize(start, &accepting, &edges, false),
     ]
 }

@@ -902,7 +902,23 @@ pub(crate) fn canonical(c: char) -> Vec<u8> {
 
 /// Every spelling of `c` under [`Escapes::Any`]: raw (when allowed), its short escape, `\/`
 /// for `/`, and `\uXXXX` (a surrogate pair outside the BMP) with hex digits in either case.
+/// ASCII characters' spellings are built once per process and cloned (property names are
+/// mostly ASCII, and a tool list spells hundreds of them).
 fn spellings(c: char) -> Expr {
+    static ASCII: std::sync::OnceLock<Vec<Expr>> = std::sync::OnceLock::new();
+    match u8::try_from(c) {
+        Ok(byte) if byte.is_ascii() => ASCII.get_or_init(|| {
+            (0..=127u8)
+                .map(|b| build_spellings(char::from(b)))
+                .collect()
+        })[usize::from(byte)]
+        .clone(),
+        _ => build_spellings(c),
+    }
+}
+
+/// [`spellings`], built.
+fn build_spellings(c: char) -> Expr {
     let mut alternatives = Vec::new();
     let short = canonical(c);
     if short.first() != Some(&b'\\') || short.get(1) != Some(&b'u') {

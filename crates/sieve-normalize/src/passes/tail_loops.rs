@@ -40,13 +40,15 @@ fn as_loop(rule: RuleId, body: &Expr) -> Option<Expr> {
         ExprKind::Choice(alternatives) => alternatives,
         _ => std::slice::from_ref(body),
     };
+    let ends_in_rule = |items: &[Expr]| matches!(items.last().map(Expr::kind), Some(ExprKind::Ref(r)) if *r == rule);
+    // Most rules have no tail reference: nothing to copy then.
+    if !alternatives.iter().any(|a| ends_in_rule(items(a))) {
+        return None;
+    }
     let mut exits = Vec::new();
     let mut steps = Vec::new();
     for alternative in alternatives {
-        let items: &[Expr] = match alternative.kind() {
-            ExprKind::Seq(items) => items,
-            _ => std::slice::from_ref(alternative),
-        };
+        let items = items(alternative);
         match items.split_last() {
             Some((last, init)) if matches!(last.kind(), ExprKind::Ref(r) if *r == rule) => {
                 if init.iter().any(|e| mentions(e, rule)) {
@@ -68,6 +70,14 @@ fn as_loop(rule: RuleId, body: &Expr) -> Option<Expr> {
     let step = Expr::choice(steps)?;
     let exit = Expr::choice(exits)?;
     Some(Expr::seq([Expr::star(step), exit]))
+}
+
+/// The items of an alternative: a sequence's, or the alternative alone.
+fn items(alternative: &Expr) -> &[Expr] {
+    match alternative.kind() {
+        ExprKind::Seq(items) => items,
+        _ => std::slice::from_ref(alternative),
+    }
 }
 
 fn mentions(expr: &Expr, rule: RuleId) -> bool {
