@@ -173,6 +173,7 @@ pub fn front_end(loaded: &Loaded, options: &PipelineOptions) -> Result<Grammar, 
 fn structural_options(options: &PipelineOptions) -> sieve_structural::Options {
     sieve_structural::Options {
         json: options.json.clone(),
+        tokens: Some(options.tokens.clone()),
         ..sieve_structural::Options::default()
     }
 }

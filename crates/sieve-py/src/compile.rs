@@ -286,8 +286,8 @@ pub fn compile_lark(
 /// ``str`` or a ``dict``; the format of xgrammar 0.2.8): tags, triggers and free text around
 /// JSON Schemas, grammars and regexes, for tool calls and reasoning formats.
 ///
-/// Raises ``CompileError`` with the JSON pointer of what cannot be compiled (token formats
-/// and the XML styles are refused; see docs/structural-tags.md).
+/// Token formats resolve against ``tokenizer``. Raises ``CompileError`` with the JSON
+/// pointer of what cannot be compiled (see docs/structural-tags.md).
 #[pyfunction]
 #[pyo3(signature = (tokenizer, structural_tag, *, ahead_of_time=None, backend="earley"))]
 pub fn compile_structural_tag(
@@ -300,9 +300,12 @@ pub fn compile_structural_tag(
     let options = options_or_default(ahead_of_time, backend)?;
     let text = json_text(structural_tag)?;
     let name = "<structural tag>";
+    let structural = sieve_structural::Options {
+        tokens: Some(token_names(tokenizer)),
+        ..sieve_structural::Options::default()
+    };
     let front = py.detach(|| {
-        sieve_structural::compile_str(&text, &sieve_structural::Options::default())
-            .map_err(|e| format!("{name}: {e}"))
+        sieve_structural::compile_str(&text, &structural).map_err(|e| format!("{name}: {e}"))
     });
     finish(py, tokenizer, name, front, &options, Vec::new())
 }
@@ -387,12 +390,16 @@ pub fn compile_tools(
         request.insert("reasoning".into(), json_value(reasoning, "reasoning")?);
     }
     let name = format!("<tools: {format}>");
+    let structural = sieve_structural::Options {
+        tokens: Some(token_names(tokenizer)),
+        ..sieve_structural::Options::default()
+    };
     let front = py.detach(|| {
         let request = sieve_structural::ToolRequest::from_json(&Value::Object(request))
             .map_err(|e| format!("{name}: {e}"))?;
         let document = sieve_structural::model_structural_tag(format, &request)
             .map_err(|e| format!("{name}: {e}"))?;
-        sieve_structural::compile(&document, &sieve_structural::Options::default())
+        sieve_structural::compile(&document, &structural)
             .map_err(|e| format!("{name}: the structural tag: {e}"))
     });
     finish(py, tokenizer, &name, front, &options, Vec::new())

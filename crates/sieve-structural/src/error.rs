@@ -21,10 +21,12 @@ pub struct Error {
 #[non_exhaustive]
 pub enum ErrorKind {
     /// The document is not a structural tag: not JSON, a missing or mistyped field, an
-    /// unknown format type, a tag that matches no trigger.
+    /// unknown format type, a tag that matches no trigger, a token the vocabulary does not
+    /// have.
     Invalid,
-    /// A valid format or option sieve does not compile (yet): the token formats, two of
-    /// the `json_schema` styles, a schema keyword an XML style cannot write, a token budget.
+    /// A valid format or option sieve does not compile (yet): two of the `json_schema`
+    /// styles, a schema keyword an XML style cannot write, `any_text`'s token budget, token
+    /// names or excluded tokens without a vocabulary to resolve them.
     Unsupported,
     /// An embedded grammar, regex or JSON Schema was refused by its own front-end; the
     /// message is that front-end's, with its location inside the embedded text.

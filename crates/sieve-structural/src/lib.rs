@@ -10,11 +10,13 @@
 //! (XGrammar EBNF through `sieve-gbnf`), `regex` (through `sieve-regex`), `sequence`, `or`,
 //! `optional`, `star`, `plus`, `repeat`, `tag` (one end or several), `any_text` (`excludes`,
 //! `max_chars`), `triggered_tags` (`triggers`, `tags`, `at_least_one`, `stop_after_first`,
-//! `excludes`), `tags_with_separator` and `dispatch` (`rules`, `loop`, `excludes`).
+//! `excludes`), `tags_with_separator`, `dispatch` (`rules`, `loop`, `excludes`), and the
+//! token formats — `token`, `exclude_token`, `any_tokens` (`max_tokens`),
+//! `token_triggered_tags`, `token_dispatch` and a tag's token begin or end — as token
+//! terminals (`sieve_ir::token`) resolved against [`Options::tokens`].
 //!
-//! Refused with [`ErrorKind::Unsupported`] at the format's pointer: the token formats (`token`,
-//! `exclude_token`, `any_tokens`, `token_triggered_tags`, `token_dispatch`, and tokens as a
-//! tag's begin or end), which need special-token terminals; the styles `minimax_m3_xml` and
+//! Refused with [`ErrorKind::Unsupported`] at the format's pointer: token names and excluded
+//! tokens without [`Options::tokens`]; the styles `minimax_m3_xml` and
 //! `kimi_k3_xml`; `json_schema`'s `excludes`, and its `any_order` on objects nested in JSON
 //! values (it is compiled for the top-level object, module `xml`); `any_text`'s
 //! `max_tokens`; in the XML styles, every schema keyword the style's writer does not read.
@@ -103,6 +105,11 @@ pub struct Options {
     pub json_max_whitespace: u32,
     /// Work and size limits.
     pub limits: Limits,
+    /// The vocabulary token formats resolve against (and nested `grammar` formats' token
+    /// terminals). Without one, only tokens given by id compile (`token`, a tag's token
+    /// begin or end, dispatch patterns); names and every format that excludes tokens are
+    /// refused.
+    pub tokens: Option<sieve_ir::token::SharedNames>,
 }
 
 impl Default for Options {
@@ -111,6 +118,7 @@ impl Default for Options {
             json: sieve_jsonschema::Options::default(),
             json_max_whitespace: 16,
             limits: Limits::default(),
+            tokens: None,
         }
     }
 }

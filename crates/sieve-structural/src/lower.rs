@@ -11,26 +11,44 @@
 //!   with `stop_after_first` too, it is exactly one tag.
 //! - Embedded grammars, regexes and JSON Schemas are compiled by their own front-ends and
 //!   their rules copied in under fresh names.
+//! - Token formats become token terminals (`sieve_ir::token`): `token` one encoding,
+//!   `exclude_token` a negated set, `any_tokens` a repetition of one (bounded by
+//!   `max_tokens`: each repetition is exactly one token), `token_triggered_tags` and
+//!   `token_dispatch` free tokens `F* (T R F*)*` (or `F* (T R)?` without looping) where `F`
+//!   is every token but the triggers and the excluded ones. `exclude_token`, `any_tokens` and
+//!   `token_triggered_tags` also leave out the nearest enclosing tag's end token (XGrammar's
+//!   analyser does the same; `token_dispatch` does not, as in XGrammar). Names resolve
+//!   against [`Options::tokens`]; one that does not is an error at its own pointer.
 //!
 //! Equal formats (same canonical JSON, same enclosing end strings) are compiled once.
 
 use foldhash::HashMap;
+use sieve_ir::token::{TokenError, TokenItem, TokenSet};
 use sieve_ir::{Expr, ExprKind, Grammar, GrammarBuilder, RuleId};
 
 use crate::dispatch::{self, FreeText};
 use crate::error::{join, Error, ErrorKind};
-use crate::model::{Format, JsonSchema, Kind, Style, Tag};
+use crate::model::{Begin, Ends, Format, JsonSchema, Kind, Style, Tag, Tok};
 use crate::{strict, Options};
 
 mod xml;
+
+/// The end of an enclosing tag, as free text and free tokens inside it must avoid it.
+#[derive(Clone, Debug)]
+enum End {
+    /// Its end strings.
+    Text(Vec<String>),
+    /// Its end token's id.
+    Token(u32),
+}
 
 /// The lowering state: the grammar being built and the compiled formats.
 pub(crate) struct Lowerer<'a> {
     builder: GrammarBuilder,
     options: &'a Options,
     cache: HashMap<String, RuleId>,
-    /// The end strings of the enclosing tags, innermost last.
-    ends: Vec<Vec<String>>,
+    /// The ends of the enclosing tags, innermost last.
+    ends: Vec<End>,
 }
 
 impl<'a> Lowerer<'a> {
@@ -78,10 +96,83 @@ impl<'a> Lowerer<'a> {
 
     /// The end strings free text must avoid here: the nearest enclosing tag's, non-empty.
     fn enclosing_ends(&self) -> Vec<String> {
-        self.ends
-            .last()
-            .map(|ends| ends.iter().filter(|e| !e.is_empty()).cloned().collect())
-            .unwrap_or_default()
+        match self.ends.last() {
+            Some(End::Text(ends)) => ends.iter().filter(|e| !e.is_empty()).cloned().collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The end token free tokens must avoid here: the nearest enclosing tag's, if a token.
+    fn enclosing_end_token(&self) -> Option<u32> {
+        match self.ends.last() {
+            Some(&End::Token(id)) => Some(id),
+            _ => None,
+        }
+    }
+
+    /// The id of a token as written, resolved against [`Options::tokens`].
+    fn resolve(&self, tok: &Tok) -> Result<u32, Error> {
+        let set = TokenSet {
+            items: vec![tok.item.clone()],
+            negated: false,
+        };
+        let ranges = match (&self.options.tokens, &tok.item) {
+            (Some(names), _) => set.resolve(&*names.0),
+            (None, &TokenItem::Ids(id, _)) => Ok(vec![(id, id)]),
+            (None, TokenItem::Named(_)) => Err(TokenError::NoTokenizer),
+        };
+        match ranges {
+            Ok(ranges) => Ok(ranges[0].0),
+            Err(e) => Err(token_error(&tok.pointer, &e)),
+        }
+    }
+
+    /// The ids of `tokens` (and `extra`), resolved.
+    fn resolve_all(&self, tokens: &[Tok], extra: Option<u32>) -> Result<Vec<u32>, Error> {
+        let mut ids = tokens
+            .iter()
+            .map(|t| self.resolve(t))
+            .collect::<Result<Vec<_>, _>>()?;
+        ids.extend(extra);
+        Ok(ids)
+    }
+
+    /// One token that is none of `ids` (nor EOS nor an unused id); `None` when no token is
+    /// left.
+    fn other_token(&self, ids: &[u32], pointer: &str) -> Result<Option<Expr>, Error> {
+        let set = TokenSet {
+            items: ids.iter().map(|&id| TokenItem::Ids(id, id)).collect(),
+            negated: true,
+        };
+        let names = self.options.tokens.as_ref().map(|n| &*n.0);
+        match set.expr(names) {
+            Ok(expr) => Ok(Some(expr)),
+            Err(TokenError::Empty) => Ok(None),
+            Err(e) => Err(token_error(pointer, &e)),
+        }
+    }
+
+    /// `F* (dispatch F*)*`, or `F* dispatch?` without looping, where `F` is one free token.
+    fn free_tokens(
+        &mut self,
+        base: &str,
+        free: Option<Expr>,
+        dispatch: Option<Expr>,
+        looping: bool,
+        pointer: &str,
+    ) -> Result<RuleId, Error> {
+        let free = free.map(Expr::star);
+        let body = match (dispatch, looping) {
+            (None, _) => free.unwrap_or_else(Expr::empty),
+            (Some(dispatch), true) => {
+                let again = Expr::seq([dispatch].into_iter().chain(free.clone()));
+                Expr::seq(free.into_iter().chain([Expr::star(again)]))
+            }
+            (Some(dispatch), false) => {
+                Expr::seq(free.into_iter().chain([Expr::optional(dispatch)]))
+            }
+        };
+        self.rule(base, body, pointer)
     }
 
     fn format(&mut self, format: &Format) -> Result<RuleId, Error> {
@@ -100,7 +191,8 @@ impl<'a> Lowerer<'a> {
             Kind::ConstString(s) => self.rule("const_string", Expr::bytes(s.as_bytes()), p),
             Kind::JsonSchema(schema) => self.json_schema(schema, p),
             Kind::Grammar(text) => {
-                let options = sieve_gbnf::Options::default();
+                let mut options = sieve_gbnf::Options::default();
+                options.tokens.clone_from(&self.options.tokens);
                 let grammar = sieve_gbnf::compile(text, &options).map_err(|errors| {
                     let source = sieve_diagnostics::SourceFile::new("grammar", text);
                     let messages: Vec<String> = errors
@@ -140,8 +232,82 @@ impl<'a> Lowerer<'a> {
                 self.rule("or", body, p)
             }
             Kind::Tag(tag) => {
-                let body = self.tag(tag, tag.begin.as_bytes())?;
+                let begin = self.begin(&tag.begin)?;
+                let body = self.tag(tag, begin)?;
                 self.rule("tag", body, p)
+            }
+            Kind::Token(tok) => {
+                let id = self.resolve(tok)?;
+                self.rule("token", token(id), p)
+            }
+            Kind::ExcludeToken(excludes) => {
+                let ids = self.resolve_all(excludes, self.enclosing_end_token())?;
+                let Some(body) = self.other_token(&ids, p)? else {
+                    return Err(Error::new(
+                        ErrorKind::Invalid,
+                        &join(p, "exclude_tokens"),
+                        "every token is excluded",
+                    ));
+                };
+                self.rule("exclude_token", body, p)
+            }
+            Kind::AnyTokens {
+                excludes,
+                max_tokens,
+            } => {
+                let ids = self.resolve_all(excludes, self.enclosing_end_token())?;
+                let body = match (self.other_token(&ids, p)?, max_tokens) {
+                    (None, _) => Expr::empty(),
+                    (Some(one), None) => Expr::star(one),
+                    (Some(one), Some(max)) => Expr::repeat(one, 0, Some(*max))
+                        .map_err(|e| Error::new(ErrorKind::Invalid, p, e.to_string()))?,
+                };
+                self.rule("any_tokens", body, p)
+            }
+            Kind::TokenTriggeredTags {
+                triggers,
+                tags,
+                excludes,
+                at_least_one,
+                stop_after_first,
+            } => self.token_triggered_tags(
+                p,
+                triggers,
+                tags,
+                excludes,
+                *at_least_one,
+                *stop_after_first,
+            ),
+            Kind::TokenDispatch {
+                rules,
+                looping,
+                excludes,
+            } => {
+                let mut patterns: Vec<u32> = Vec::with_capacity(rules.len());
+                let mut alternatives = Vec::with_capacity(rules.len());
+                for (pattern, format) in rules {
+                    let id = self.resolve(pattern)?;
+                    if patterns.contains(&id) {
+                        return Err(Error::new(
+                            ErrorKind::Invalid,
+                            &pattern.pointer,
+                            format!("token {id} is the pattern of two rules"),
+                        ));
+                    }
+                    patterns.push(id);
+                    let rule = self.format(format)?;
+                    alternatives.push(Expr::seq([token(id), Expr::rule(rule)]));
+                }
+                // XGrammar's token dispatch does not leave out an enclosing tag's end token.
+                let ids = self.resolve_all(excludes, None)?;
+                let free = self.other_token(&[patterns, ids].concat(), p)?;
+                self.free_tokens(
+                    "token_dispatch",
+                    free,
+                    Expr::choice(alternatives),
+                    *looping,
+                    p,
+                )
             }
             Kind::AnyText {
                 excludes,
@@ -194,7 +360,8 @@ impl<'a> Lowerer<'a> {
             } => {
                 let mut alternatives = Vec::with_capacity(tags.len());
                 for tag in tags {
-                    let body = self.tag(tag, tag.begin.as_bytes())?;
+                    let begin = self.begin(&tag.begin)?;
+                    let body = self.tag(tag, begin)?;
                     alternatives.push(Expr::rule(self.rule("tag", body, &tag.pointer)?));
                 }
                 let Some(any_tag) = Expr::choice(alternatives) else {
@@ -267,26 +434,116 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// A tag's whole begin.
+    fn begin(&self, begin: &Begin) -> Result<Expr, Error> {
+        Ok(match begin {
+            Begin::Text(text) => Expr::bytes(text.as_bytes()),
+            Begin::Token(tok) => token(self.resolve(tok)?),
+        })
+    }
+
     /// `begin content end` with the begin given (the whole begin, or its part after the
     /// trigger).
-    fn tag(&mut self, tag: &Tag, begin: &[u8]) -> Result<Expr, Error> {
-        if is_unlimited(&tag.content)
-            && !is_excluding(&tag.content)
-            && tag.ends.iter().all(String::is_empty)
-        {
-            return Err(Error::new(
-                ErrorKind::Invalid,
-                &join(&tag.pointer, "end"),
-                "the content is unlimited, so at least one end string must be non-empty",
-            ));
-        }
-        self.ends.push(tag.ends.clone());
+    fn tag(&mut self, tag: &Tag, begin: Expr) -> Result<Expr, Error> {
+        let (end, inside) = match &tag.ends {
+            Ends::Text(ends) => {
+                if is_unlimited(&tag.content)
+                    && !is_excluding(&tag.content)
+                    && ends.iter().all(String::is_empty)
+                {
+                    return Err(Error::new(
+                        ErrorKind::Invalid,
+                        &join(&tag.pointer, "end"),
+                        "the content is unlimited, so at least one end string must be non-empty",
+                    ));
+                }
+                let end = Expr::choice(ends.iter().map(|e| Expr::bytes(e.as_bytes())))
+                    .expect("at least one end");
+                (end, End::Text(ends.clone()))
+            }
+            Ends::Token(tok) => {
+                let id = self.resolve(tok)?;
+                (token(id), End::Token(id))
+            }
+        };
+        self.ends.push(inside);
         let content = self.format(&tag.content);
         self.ends.pop();
         let content = content?;
-        let end = Expr::choice(tag.ends.iter().map(|e| Expr::bytes(e.as_bytes())))
-            .expect("at least one end");
-        Ok(Expr::seq([Expr::bytes(begin), Expr::rule(content), end]))
+        Ok(Expr::seq([begin, Expr::rule(content), end]))
+    }
+
+    fn token_triggered_tags(
+        &mut self,
+        p: &str,
+        triggers: &[Tok],
+        tags: &[Tag],
+        excludes: &[Tok],
+        at_least_one: bool,
+        stop_after_first: bool,
+    ) -> Result<RuleId, Error> {
+        let trigger_ids = self.resolve_all(triggers, None)?;
+        let mut groups: Vec<Vec<Expr>> = vec![Vec::new(); triggers.len()];
+        let mut whole: Vec<Expr> = Vec::with_capacity(tags.len());
+        for tag in tags {
+            let at = join(&tag.pointer, "begin");
+            let Begin::Token(begin) = &tag.begin else {
+                return Err(Error::new(
+                    ErrorKind::Invalid,
+                    &at,
+                    "a tag of token_triggered_tags must begin with a token format",
+                ));
+            };
+            let id = self.resolve(begin)?;
+            let mut matched = trigger_ids.iter().enumerate().filter(|&(_, &t)| t == id);
+            let Some((i, _)) = matched.next() else {
+                return Err(Error::new(
+                    ErrorKind::Invalid,
+                    &at,
+                    format!("the begin token {id} is none of the trigger tokens"),
+                ));
+            };
+            if matched.next().is_some() {
+                return Err(Error::new(
+                    ErrorKind::Invalid,
+                    &at,
+                    format!("the begin token {id} is two of the trigger tokens"),
+                ));
+            }
+            groups[i].push(self.tag(tag, Expr::empty())?);
+            whole.push(self.tag(tag, token(id))?);
+        }
+        let first = Expr::choice(whole).expect("at least one tag");
+        if at_least_one && stop_after_first {
+            return self.rule("token_triggered_tags", first, p);
+        }
+        let mut alternatives = Vec::with_capacity(triggers.len());
+        for (&id, group) in trigger_ids.iter().zip(groups) {
+            // A trigger without tags dispatches to nothing: it is refused, as in XGrammar.
+            if let Some(group) = Expr::choice(group) {
+                let group = self.rule("token_triggered_tags_group", group, p)?;
+                alternatives.push(Expr::seq([token(id), Expr::rule(group)]));
+            }
+        }
+        let mut ids = self.resolve_all(excludes, self.enclosing_end_token())?;
+        ids.extend(&trigger_ids);
+        let free = self.other_token(&ids, p)?;
+        let dispatch = self.free_tokens(
+            "token_triggered_tags_text",
+            free,
+            Expr::choice(alternatives),
+            !stop_after_first,
+            p,
+        )?;
+        if !at_least_one {
+            return Ok(dispatch);
+        }
+        let first = self.rule("token_triggered_tags_first", first, p)?;
+        self.rule(
+            "token_triggered_tags",
+            Expr::seq([Expr::rule(first), Expr::rule(dispatch)]),
+            p,
+        )
     }
 
     fn triggered_tags(
@@ -302,15 +559,22 @@ impl<'a> Lowerer<'a> {
         let mut groups: Vec<Vec<Expr>> = vec![Vec::new(); triggers.len()];
         let mut whole: Vec<Expr> = Vec::with_capacity(tags.len());
         for tag in tags {
+            let Begin::Text(begin) = &tag.begin else {
+                return Err(Error::new(
+                    ErrorKind::Invalid,
+                    &join(&tag.pointer, "begin"),
+                    "a tag of triggered_tags must begin with a string (token_triggered_tags takes token begins)",
+                ));
+            };
             let mut matched = triggers
                 .iter()
                 .enumerate()
-                .filter(|(_, t)| tag.begin.starts_with(t.as_str()));
+                .filter(|(_, t)| begin.starts_with(t.as_str()));
             let Some((i, trigger)) = matched.next() else {
                 return Err(Error::new(
                     ErrorKind::Invalid,
                     &join(&tag.pointer, "begin"),
-                    format!("the begin {:?} starts with no trigger", tag.begin),
+                    format!("the begin {begin:?} starts with no trigger"),
                 ));
             };
             if let Some((_, other)) = matched.next() {
@@ -318,13 +582,13 @@ impl<'a> Lowerer<'a> {
                     ErrorKind::Invalid,
                     &join(&tag.pointer, "begin"),
                     format!(
-                        "the begin {:?} starts with two triggers, {trigger:?} and {other:?}",
-                        tag.begin
+                        "the begin {begin:?} starts with two triggers, {trigger:?} and {other:?}"
                     ),
                 ));
             }
-            groups[i].push(self.tag(tag, &tag.begin.as_bytes()[trigger.len()..])?);
-            whole.push(self.tag(tag, tag.begin.as_bytes())?);
+            let rest = Expr::bytes(&begin.as_bytes()[trigger.len()..]);
+            groups[i].push(self.tag(tag, rest)?);
+            whole.push(self.tag(tag, Expr::bytes(begin.as_bytes()))?);
         }
         let first = Expr::choice(whole);
         if at_least_one && stop_after_first {
@@ -467,7 +731,10 @@ fn is_unlimited(format: &Format) -> bool {
         Kind::AnyText { .. }
         | Kind::TriggeredTags { .. }
         | Kind::Dispatch { .. }
-        | Kind::TagsWithSeparator { .. } => true,
+        | Kind::TagsWithSeparator { .. }
+        | Kind::AnyTokens { .. }
+        | Kind::TokenTriggeredTags { .. }
+        | Kind::TokenDispatch { .. } => true,
         Kind::Sequence(items) | Kind::Or(items) => {
             items.iter().any(|f| is_unlimited(f) && !is_excluding(f))
         }
@@ -478,7 +745,9 @@ fn is_unlimited(format: &Format) -> bool {
         | Kind::JsonSchema(_)
         | Kind::Grammar(_)
         | Kind::Regex(_)
-        | Kind::Tag(_) => false,
+        | Kind::Tag(_)
+        | Kind::Token(_)
+        | Kind::ExcludeToken(_) => false,
     }
 }
 
@@ -488,8 +757,32 @@ fn is_excluding(format: &Format) -> bool {
         Kind::AnyText { excludes, .. }
         | Kind::TriggeredTags { excludes, .. }
         | Kind::Dispatch { excludes, .. } => !excludes.is_empty(),
+        Kind::AnyTokens { excludes, .. }
+        | Kind::TokenTriggeredTags { excludes, .. }
+        | Kind::TokenDispatch { excludes, .. } => !excludes.is_empty(),
         _ => false,
     }
+}
+
+/// The token terminal of token `id`.
+fn token(id: u32) -> Expr {
+    Expr::bytes(sieve_ir::token::encode(id))
+}
+
+/// A token that does not resolve, at its pointer.
+fn token_error(pointer: &str, e: &TokenError) -> Error {
+    let kind = match e {
+        TokenError::NoTokenizer => ErrorKind::Unsupported,
+        _ => ErrorKind::Invalid,
+    };
+    let message = match e {
+        TokenError::NoTokenizer => {
+            "token names and excluded tokens need a tokenizer (Options::tokens), and none was given"
+                .to_owned()
+        }
+        e => e.to_string(),
+    };
+    Error::new(kind, pointer, message)
 }
 
 /// Triggers and excluded strings must be non-empty (an empty one would match everywhere).

@@ -6,8 +6,14 @@
 //! is an [`ErrorKind::Invalid`] error at that field (XGrammar's pydantic models ignore unknown
 //! fields; a misspelt `excludes` would then silently drop a constraint). Formats sieve does
 //! not compile yet are refused here, at their pointer, with [`ErrorKind::Unsupported`].
+//!
+//! Tokens (`token`, `exclude_tokens`, `trigger_tokens`, a token dispatch's patterns, a tag's
+//! token begin or end) are read as written — an id or a name — with their own pointers; they
+//! are resolved against the vocabulary when lowered, so a token that does not resolve is an
+//! error at its place.
 
 use serde_json::{Map, Value};
+use sieve_ir::token::{TokenItem, ID_LIMIT};
 
 use crate::error::{join, Error, ErrorKind};
 use crate::Limits;
@@ -89,6 +95,66 @@ pub(crate) enum Kind {
         /// Strings the free text must not contain.
         excludes: Vec<String>,
     },
+    /// Exactly this token.
+    Token(Tok),
+    /// One token not among these.
+    ExcludeToken(Vec<Tok>),
+    /// Tokens not among `excludes`, up to `max_tokens` of them.
+    AnyTokens {
+        /// The tokens it must not hold.
+        excludes: Vec<Tok>,
+        /// The most tokens.
+        max_tokens: Option<u32>,
+    },
+    /// Tokens with tags introduced by trigger tokens (each tag begins with one of them).
+    TokenTriggeredTags {
+        /// The trigger tokens.
+        triggers: Vec<Tok>,
+        /// The tags, each with a token begin.
+        tags: Vec<Tag>,
+        /// Tokens the free tokens must not hold.
+        excludes: Vec<Tok>,
+        /// At least one tag (and then the output starts with a tag).
+        at_least_one: bool,
+        /// Nothing after the first tag.
+        stop_after_first: bool,
+    },
+    /// Free tokens in which each pattern token starts its format.
+    TokenDispatch {
+        /// `(pattern token, format)` pairs.
+        rules: Vec<(Tok, Format)>,
+        /// Free tokens again after a dispatched format.
+        looping: bool,
+        /// Tokens the free tokens must not hold.
+        excludes: Vec<Tok>,
+    },
+}
+
+/// A token as written, by id or by name, with the pointer of its JSON value.
+#[derive(Clone, Debug)]
+pub(crate) struct Tok {
+    /// The pointer of the id or name.
+    pub pointer: String,
+    /// The id (`Ids(id, id)`) or the name.
+    pub item: TokenItem,
+}
+
+/// A tag's begin: a string, or one token.
+#[derive(Clone, Debug)]
+pub(crate) enum Begin {
+    /// This text.
+    Text(String),
+    /// This token.
+    Token(Tok),
+}
+
+/// A tag's end: one of these strings, or one token.
+#[derive(Clone, Debug)]
+pub(crate) enum Ends {
+    /// One of these texts (at least one).
+    Text(Vec<String>),
+    /// This token.
+    Token(Tok),
 }
 
 /// A `tag` format.
@@ -96,12 +162,12 @@ pub(crate) enum Kind {
 pub(crate) struct Tag {
     /// The pointer of the tag's object.
     pub pointer: String,
-    /// The begin string.
-    pub begin: String,
+    /// The begin.
+    pub begin: Begin,
     /// The content.
     pub content: Box<Format>,
-    /// The accepted end strings (at least one).
-    pub ends: Vec<String>,
+    /// The end.
+    pub ends: Ends,
 }
 
 /// A `json_schema` format.
@@ -172,15 +238,6 @@ struct Reader<'a> {
     formats: usize,
 }
 
-/// The type names of the formats that need special-token terminals.
-const TOKEN_FORMATS: [&str; 5] = [
-    "token",
-    "exclude_token",
-    "any_tokens",
-    "token_triggered_tags",
-    "token_dispatch",
-];
-
 impl Reader<'_> {
     fn format(&mut self, value: &Value, pointer: &str) -> Result<Format, Error> {
         self.formats += 1;
@@ -222,13 +279,6 @@ impl Reader<'_> {
         let ty = ty
             .as_str()
             .ok_or_else(|| invalid(&join(pointer, "type"), "`type` must be a string"))?;
-        if TOKEN_FORMATS.contains(&ty) {
-            return Err(Error::new(
-                ErrorKind::Unsupported,
-                pointer,
-                format!("`{ty}` needs special-token terminals, which sieve does not have yet"),
-            ));
-        }
         let kind = match ty {
             "const_string" => Kind::ConstString(f.string("value")?),
             "json_schema" => Kind::JsonSchema(self.json_schema(&mut f, pointer)?),
@@ -336,6 +386,72 @@ impl Reader<'_> {
                     rules,
                     looping: f.bool_or("loop", true)?,
                     excludes: f.strings_or_default("excludes")?,
+                }
+            }
+            "token" => Kind::Token(token(f.required("token")?, &join(pointer, "token"))?),
+            "exclude_token" => Kind::ExcludeToken(f.tokens_or_default("exclude_tokens")?),
+            "any_tokens" => {
+                let excludes = f.tokens_or_default("exclude_tokens")?;
+                let max_tokens = f.budget("max_tokens")?;
+                if max_tokens.is_some_and(|max| max > self.limits.max_repeat) {
+                    return Err(Error::new(
+                        ErrorKind::Limit,
+                        &join(pointer, "max_tokens"),
+                        format!(
+                            "`max_tokens` over {} (Limits::max_repeat: it is compiled as a bounded repetition)",
+                            self.limits.max_repeat
+                        ),
+                    ));
+                }
+                Kind::AnyTokens {
+                    excludes,
+                    max_tokens,
+                }
+            }
+            "token_triggered_tags" => {
+                let triggers = f.tokens("trigger_tokens")?;
+                if triggers.is_empty() {
+                    return Err(invalid(
+                        &join(pointer, "trigger_tokens"),
+                        "`trigger_tokens` must not be empty",
+                    ));
+                }
+                let tags = self.tags(&mut f, pointer)?;
+                if tags.is_empty() {
+                    return Err(invalid(&join(pointer, "tags"), "`tags` must not be empty"));
+                }
+                Kind::TokenTriggeredTags {
+                    triggers,
+                    tags,
+                    excludes: f.tokens_or_default("exclude_tokens")?,
+                    at_least_one: f.bool_or("at_least_one", false)?,
+                    stop_after_first: f.bool_or("stop_after_first", false)?,
+                }
+            }
+            "token_dispatch" => {
+                let rules_value = f.required("rules")?;
+                let p = join(pointer, "rules");
+                let items = rules_value.as_array().ok_or_else(|| {
+                    invalid(&p, "`rules` must be an array of [token, format] pairs")
+                })?;
+                if items.is_empty() {
+                    return Err(invalid(&p, "`rules` must not be empty"));
+                }
+                let mut rules = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    let pi = join(&p, i);
+                    let pair = item
+                        .as_array()
+                        .filter(|a| a.len() == 2)
+                        .ok_or_else(|| invalid(&pi, "each rule must be a [token, format] pair"))?;
+                    let pattern = token(&pair[0], &join(&pi, 0))?;
+                    let format = self.format(&pair[1], &join(&pi, 1))?;
+                    rules.push((pattern, format));
+                }
+                Kind::TokenDispatch {
+                    rules,
+                    looping: f.bool_or("loop", true)?,
+                    excludes: f.tokens_or_default("exclude_tokens")?,
                 }
             }
             other => {
@@ -486,15 +602,14 @@ impl Reader<'_> {
 
     fn tag_fields(&mut self, obj: &Map<String, Value>, pointer: &str) -> Result<Tag, Error> {
         let begin = match obj.get("begin") {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Object(_)) => {
-                return Err(Error::new(
-                    ErrorKind::Unsupported,
+            Some(Value::String(s)) => Begin::Text(s.clone()),
+            Some(Value::Object(o)) => Begin::Token(token_format(o, &join(pointer, "begin"))?),
+            Some(_) => {
+                return Err(invalid(
                     &join(pointer, "begin"),
-                    "a token as a tag's begin needs special-token terminals, which sieve does not have yet",
+                    "`begin` must be a string or a token format",
                 ))
             }
-            Some(_) => return Err(invalid(&join(pointer, "begin"), "`begin` must be a string")),
             None => return Err(invalid(pointer, "missing field `begin`")),
         };
         let content = obj
@@ -506,29 +621,30 @@ impl Reader<'_> {
         let content = Box::new(content?);
         let p = join(pointer, "end");
         let ends = match obj.get("end") {
-            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::String(s)) => Ends::Text(vec![s.clone()]),
             Some(Value::Array(items)) => {
                 if items.is_empty() {
                     return Err(invalid(&p, "`end` must not be an empty array"));
                 }
-                items
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| {
-                        v.as_str()
-                            .map(str::to_owned)
-                            .ok_or_else(|| invalid(&join(&p, i), "end strings must be strings"))
-                    })
-                    .collect::<Result<_, _>>()?
+                Ends::Text(
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, v)| {
+                            v.as_str()
+                                .map(str::to_owned)
+                                .ok_or_else(|| invalid(&join(&p, i), "end strings must be strings"))
+                        })
+                        .collect::<Result<_, _>>()?,
+                )
             }
-            Some(Value::Object(_)) => {
-                return Err(Error::new(
-                    ErrorKind::Unsupported,
+            Some(Value::Object(o)) => Ends::Token(token_format(o, &p)?),
+            Some(_) => {
+                return Err(invalid(
                     &p,
-                    "a token as a tag's end needs special-token terminals, which sieve does not have yet",
+                    "`end` must be a string, an array of strings or a token format",
                 ))
             }
-            Some(_) => return Err(invalid(&p, "`end` must be a string or an array of strings")),
             None => return Err(invalid(pointer, "missing field `end`")),
         };
         Ok(Tag {
@@ -597,6 +713,18 @@ impl<'a> Fields<'a> {
         }
     }
 
+    fn tokens(&mut self, name: &'a str) -> Result<Vec<Tok>, Error> {
+        let value = self.required(name)?;
+        tokens(value, &join(self.pointer, name), name)
+    }
+
+    fn tokens_or_default(&mut self, name: &'a str) -> Result<Vec<Tok>, Error> {
+        match self.take(name) {
+            None => Ok(Vec::new()),
+            Some(value) => tokens(value, &join(self.pointer, name), name),
+        }
+    }
+
     fn bool_or(&mut self, name: &'a str, default: bool) -> Result<bool, Error> {
         match self.take(name) {
             None => Ok(default),
@@ -656,6 +784,67 @@ fn strings(value: &Value, pointer: &str, name: &str) -> Result<Vec<String>, Erro
                 .ok_or_else(|| invalid(&join(pointer, i), format!("`{name}` must hold strings")))
         })
         .collect()
+}
+
+/// A token as written: an id (a non-negative integer) or a non-empty name.
+fn token(value: &Value, pointer: &str) -> Result<Tok, Error> {
+    let item = match value {
+        Value::Number(n) => {
+            let id = n
+                .as_u64()
+                .filter(|&id| id < u64::from(ID_LIMIT))
+                .ok_or_else(|| {
+                    invalid(
+                        pointer,
+                        format!("a token id must be an integer from 0 to {}", ID_LIMIT - 1),
+                    )
+                })?;
+            TokenItem::Ids(id as u32, id as u32)
+        }
+        Value::String(name) if !name.is_empty() => TokenItem::Named(name.clone()),
+        Value::String(_) => return Err(invalid(pointer, "a token name must not be empty")),
+        _ => {
+            return Err(invalid(
+                pointer,
+                "a token must be an id (an integer) or a name (a string)",
+            ))
+        }
+    };
+    Ok(Tok {
+        pointer: pointer.to_owned(),
+        item,
+    })
+}
+
+/// An array of tokens.
+fn tokens(value: &Value, pointer: &str, name: &str) -> Result<Vec<Tok>, Error> {
+    let items = value.as_array().ok_or_else(|| {
+        invalid(
+            pointer,
+            format!("`{name}` must be an array of token ids and names"),
+        )
+    })?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| token(v, &join(pointer, i)))
+        .collect()
+}
+
+/// A `token` format given as a tag's begin or end (`type` may be left out).
+fn token_format(obj: &Map<String, Value>, pointer: &str) -> Result<Tok, Error> {
+    let mut f = Fields::new(obj, pointer);
+    if let Some(t) = f.take("type") {
+        if t.as_str() != Some("token") {
+            return Err(invalid(
+                &join(pointer, "type"),
+                "a tag's begin or end object must be a format of type \"token\"",
+            ));
+        }
+    }
+    let tok = token(f.required("token")?, &join(pointer, "token"))?;
+    f.finish()?;
+    Ok(tok)
 }
 
 /// Fails when JSON values nest deeper than `max` (checked without recursion), so the

@@ -1,13 +1,16 @@
-//! sieve-structural's suite: XGrammar's verdicts on the checked-in differential fixtures,
-//! located errors (the token formats refused, not accepted), and token masks of compiled
-//! structural tags against the brute-force oracle at every step of walks.
+//! sieve-structural's suite: XGrammar's verdicts on the checked-in differential fixtures
+//! (texts, and token sequences for the token formats), located errors, and token masks of
+//! compiled structural tags against the brute-force oracle at every step of walks.
 
 use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{json, Value};
+use sieve_ir::token::SharedNames;
 use sieve_ir::Grammar;
-use sieve_matcher::{ByteMatcher, CompiledGrammar, Matcher, Options as CompileOptions, Tokenizer};
+use sieve_matcher::{
+    BackendKind, ByteMatcher, CompiledGrammar, Matcher, Options as CompileOptions, Tokenizer,
+};
 use sieve_structural::{compile, ErrorKind, Options};
 use sieve_vocab::Vocabulary;
 
@@ -124,36 +127,340 @@ fn error_of(format: Value) -> sieve_structural::Error {
     .expect_err("refused")
 }
 
-#[test]
-fn token_formats_are_refused_not_accepted() {
-    for format in [
-        json!({"type": "token", "token": "<|im_end|>"}),
-        json!({"type": "exclude_token", "exclude_tokens": [1]}),
-        json!({"type": "any_tokens"}),
-        json!({"type": "token_triggered_tags", "trigger_tokens": [5], "tags": []}),
-        json!({"type": "token_dispatch", "rules": []}),
-    ] {
-        let e = error_of(
-            json!({"type": "sequence", "elements": [{"type": "const_string", "value": "a"}, format]}),
-        );
-        assert_eq!(e.kind, ErrorKind::Unsupported, "{e}");
-        assert_eq!(e.pointer, "/format/elements/1", "{e}");
-        assert!(e.message.contains("special-token"), "{e}");
+/// The fixtures' vocabulary (`fixtures/tokens_vocab.txt`, written by
+/// `fixtures/generate_tokens.py`): text tokens, then `<|endoftext|>` (the EOS),
+/// `<|im_start|>` and `<|im_end|>` as specials.
+fn token_vocab(eos: u32) -> Arc<Vocabulary> {
+    let list = include_str!("fixtures/tokens_vocab.txt");
+    let options = sieve_vocab::plain::Options::new().eos([eos]);
+    Arc::new(sieve_vocab::plain::parse(list.as_bytes(), &options).expect("vocabulary"))
+}
+
+/// Options whose token formats resolve against `vocab`.
+fn token_options(vocab: &Arc<Vocabulary>) -> Options {
+    Options {
+        tokens: Some(SharedNames(vocab.clone())),
+        ..Options::default()
     }
-    let e = error_of(
-        json!({"type": "tag", "begin": {"type": "token", "token": 7}, "content": {"type": "const_string", "value": "x"}, "end": "</x>"}),
+}
+
+#[derive(Deserialize)]
+struct TokenFixtureFile {
+    eos: u32,
+    fixtures: Vec<TokenFixture>,
+}
+
+#[derive(Deserialize)]
+struct TokenFixture {
+    name: String,
+    structural_tag: Value,
+    cases: Vec<TokenCase>,
+}
+
+#[derive(Deserialize)]
+struct TokenCase {
+    tokens: Vec<u32>,
+    show: String,
+    xgrammar: bool,
+    sieve: Option<bool>,
+    why: Option<String>,
+}
+
+/// XGrammar's verdicts on token sequences (`fixtures/tokens.json`), token by token through
+/// the matcher on every backend that compiles the tag (Earley must), with the mask equal to
+/// the brute-force oracle at every step of every sequence (up to the first refused token)
+/// and at the end.
+#[test]
+fn xgrammar_token_fixtures() {
+    let file: TokenFixtureFile =
+        serde_json::from_str(include_str!("fixtures/tokens.json")).expect("fixture file");
+    let docs = include_str!("../../../docs/structural-tags.md");
+    let vocab = token_vocab(file.eos);
+    let tokenizer = Arc::new(Tokenizer::new(vocab.clone()));
+    let options = token_options(&vocab);
+    let mut failures = Vec::new();
+    let (mut texts, mut differences, mut steps) = (0, 0, 0);
+    let mut backends_run = 0;
+    for fixture in &file.fixtures {
+        let grammar = compile(&fixture.structural_tag, &options)
+            .unwrap_or_else(|e| panic!("{}: {e}", fixture.name));
+        for backend in BackendKind::ALL {
+            let compile_options = CompileOptions {
+                backend: backend.into(),
+                ..CompileOptions::default()
+            };
+            let compiled = match CompiledGrammar::new(&grammar, tokenizer.clone(), &compile_options)
+            {
+                Ok(compiled) => Arc::new(compiled),
+                Err(e) => {
+                    assert_ne!(backend, BackendKind::Earley, "{}: {e}", fixture.name);
+                    continue;
+                }
+            };
+            backends_run += 1;
+            let name = format!("{}/{backend}", fixture.name);
+            for case in &fixture.cases {
+                texts += 1;
+                let expected = match (case.sieve, &case.why) {
+                    (Some(sieve), Some(why)) => {
+                        differences += 1;
+                        assert!(
+                            docs.contains(&format!("## {why}")),
+                            "{name}: the difference {why:?} is not a heading of docs/structural-tags.md"
+                        );
+                        sieve
+                    }
+                    _ => case.xgrammar,
+                };
+                let mut matcher = Matcher::new(compiled.clone());
+                let mut got = true;
+                for &token in &case.tokens {
+                    let mask = mask_of(&mut matcher);
+                    assert!(
+                        mask == oracle_mask(&mut matcher),
+                        "{name}: {:?}: step {}",
+                        case.show,
+                        matcher.steps()
+                    );
+                    steps += 1;
+                    if mask[token as usize / 32] & (1 << (token % 32)) == 0 {
+                        got = false;
+                        break;
+                    }
+                    matcher.accept_token(token).expect("allowed by the mask");
+                }
+                if got {
+                    let mask = mask_of(&mut matcher);
+                    assert!(
+                        mask == oracle_mask(&mut matcher),
+                        "{name}: {:?}: end",
+                        case.show
+                    );
+                    got = matcher.can_terminate();
+                }
+                if got != expected {
+                    failures.push(format!(
+                        "{name}: {:?}: sieve {got}, expected {expected} (XGrammar {})",
+                        case.show, case.xgrammar
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(differences >= 3, "the documented differences are exercised");
+    assert!(
+        file.fixtures.len() >= 20 && texts >= 90 && steps >= 300,
+        "{} tags, {texts} sequences, {steps} steps",
+        file.fixtures.len()
     );
+    // Earley for every tag, and the LR or token-DFA backend for some.
+    assert!(
+        backends_run > file.fixtures.len(),
+        "{backends_run} backends run"
+    );
+}
+
+/// A nested `grammar` format gets the vocabulary too, so its token terminals resolve.
+#[test]
+fn nested_grammars_resolve_token_names() {
+    let vocab = token_vocab(107);
+    let format = json!({"type": "structural_tag", "format": {"type": "sequence", "elements": [
+        {"type": "grammar", "grammar": "root ::= \"a\" <|im_end|>"},
+        {"type": "token", "token": "<think>"}
+    ]}});
+    let grammar = compile(&format, &token_options(&vocab)).expect("compiles");
+    let compiled = Arc::new(
+        CompiledGrammar::new(
+            &grammar,
+            Arc::new(Tokenizer::new(vocab.clone())),
+            &CompileOptions::default(),
+        )
+        .expect("compiles"),
+    );
+    let id = |name: &str| {
+        use sieve_ir::token::TokenNames;
+        vocab
+            .special_id(name)
+            .or_else(|| vocab.text_id(name.as_bytes()))
+            .expect("a token")
+    };
+    let mut matcher = Matcher::new(compiled);
+    for token in [id("a"), id("<|im_end|>"), id("<think>")] {
+        matcher.accept_token(token).expect("accepted");
+    }
+    assert!(matcher.can_terminate());
+    let e = compile(&format, &Options::default()).unwrap_err();
     assert_eq!(
         (e.kind, e.pointer.as_str()),
-        (ErrorKind::Unsupported, "/format/begin")
+        (ErrorKind::Embedded, "/format/elements/0/grammar"),
+        "{e}"
     );
-    let e = error_of(
-        json!({"type": "tag", "begin": "<x>", "content": {"type": "const_string", "value": "x"}, "end": {"type": "token", "token": 7}}),
-    );
+}
+
+#[test]
+fn token_errors_are_located() {
+    let vocab = token_vocab(107);
+    let with = token_options(&vocab);
+    let without = Options::default();
+    let a = json!({"type": "const_string", "value": "a"});
+    let tag =
+        |begin: Value, end: Value| json!({"type": "tag", "begin": begin, "content": a, "end": end});
+    let token = |t: Value| json!({"type": "token", "token": t});
+    let cases: Vec<(Value, &Options, ErrorKind, &str)> = vec![
+        (
+            token(json!("<|nope|>")),
+            &with,
+            ErrorKind::Invalid,
+            "/format/token",
+        ),
+        (
+            token(json!(5000)),
+            &with,
+            ErrorKind::Invalid,
+            "/format/token",
+        ),
+        (token(json!(-1)), &with, ErrorKind::Invalid, "/format/token"),
+        (token(json!("")), &with, ErrorKind::Invalid, "/format/token"),
+        (
+            token(json!(1.5)),
+            &with,
+            ErrorKind::Invalid,
+            "/format/token",
+        ),
+        (
+            token(json!("<|im_end|>")),
+            &without,
+            ErrorKind::Unsupported,
+            "/format/token",
+        ),
+        (
+            json!({"type": "exclude_token", "exclude_tokens": [1]}),
+            &without,
+            ErrorKind::Unsupported,
+            "/format",
+        ),
+        (
+            json!({"type": "any_tokens", "exclude_tokens": ["a", "<|nope|>"]}),
+            &with,
+            ErrorKind::Invalid,
+            "/format/exclude_tokens/1",
+        ),
+        (
+            json!({"type": "any_tokens", "max_tokens": 1_000_000}),
+            &with,
+            ErrorKind::Limit,
+            "/format/max_tokens",
+        ),
+        (
+            json!({"type": "exclude_token", "exclude_tokens": "a"}),
+            &with,
+            ErrorKind::Invalid,
+            "/format/exclude_tokens",
+        ),
+        (
+            tag(token(json!("<|nope|>")), json!("x")),
+            &with,
+            ErrorKind::Invalid,
+            "/format/begin/token",
+        ),
+        (
+            tag(json!("x"), json!({"type": "token", "token": 3, "extra": 1})),
+            &with,
+            ErrorKind::Invalid,
+            "/format/end/extra",
+        ),
+        (
+            tag(json!("x"), json!({"type": "const_string", "value": "x"})),
+            &with,
+            ErrorKind::Invalid,
+            "/format/end/type",
+        ),
+        (
+            json!({"type": "token_triggered_tags", "trigger_tokens": ["<think>"], "tags": [tag(json!("<think>"), json!("x"))]}),
+            &with,
+            ErrorKind::Invalid,
+            "/format/tags/0/begin",
+        ),
+        (
+            json!({"type": "token_triggered_tags", "trigger_tokens": ["<think>"], "tags": [tag(token(json!("<tool_call>")), json!("x"))]}),
+            &with,
+            ErrorKind::Invalid,
+            "/format/tags/0/begin",
+        ),
+        (
+            json!({"type": "token_triggered_tags", "trigger_tokens": ["<think>", "<think>"], "tags": [tag(token(json!("<think>")), json!("x"))]}),
+            &with,
+            ErrorKind::Invalid,
+            "/format/tags/0/begin",
+        ),
+        (
+            json!({"type": "token_triggered_tags", "trigger_tokens": [], "tags": []}),
+            &with,
+            ErrorKind::Invalid,
+            "/format/trigger_tokens",
+        ),
+        (
+            json!({"type": "token_triggered_tags", "trigger_tokens": [3], "tags": []}),
+            &with,
+            ErrorKind::Invalid,
+            "/format/tags",
+        ),
+        (
+            json!({"type": "triggered_tags", "triggers": ["<"], "tags": [tag(token(json!("<think>")), json!("x"))]}),
+            &with,
+            ErrorKind::Invalid,
+            "/format/tags/0/begin",
+        ),
+        (
+            json!({"type": "token_dispatch", "rules": [[3, a], ["#", a]]}),
+            &with,
+            ErrorKind::Invalid,
+            "/format/rules/1/0",
+        ),
+        (
+            json!({"type": "token_dispatch", "rules": [[3, a], [[3], a]]}),
+            &with,
+            ErrorKind::Invalid,
+            "/format/rules/1/0",
+        ),
+        (
+            json!({"type": "token_dispatch", "rules": []}),
+            &with,
+            ErrorKind::Invalid,
+            "/format/rules",
+        ),
+    ];
+    for (format, options, kind, pointer) in cases {
+        let e = compile(
+            &json!({"type": "structural_tag", "format": format}),
+            options,
+        )
+        .expect_err("refused");
+        assert_eq!(
+            (e.kind, e.pointer.as_str()),
+            (kind, pointer),
+            "{format}: {e}"
+        );
+    }
+    // Every token excluded leaves `exclude_token` nothing to match.
+    let all: Vec<u32> = (0..110).collect();
+    let e = compile(
+        &json!({"type": "structural_tag", "format": {"type": "exclude_token", "exclude_tokens": all}}),
+        &with,
+    )
+    .expect_err("refused");
     assert_eq!(
         (e.kind, e.pointer.as_str()),
-        (ErrorKind::Unsupported, "/format/end")
+        (ErrorKind::Invalid, "/format/exclude_tokens"),
+        "{e}"
     );
+    // Ids alone need no tokenizer.
+    compile(
+        &json!({"type": "structural_tag", "format": tag(token(json!(3)), json!({"type": "token", "token": 4}))}),
+        &without,
+    )
+    .expect("ids compile without a tokenizer");
 }
 
 #[test]
