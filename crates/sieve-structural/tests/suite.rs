@@ -1039,3 +1039,120 @@ fn masks_equal_brute_force_on_the_harness_tool_calls_with_o200k_base() {
         );
     }
 }
+
+/// The token fixtures' tag with its token ids (of `small`) written as names, so it means the
+/// same in another vocabulary.
+fn ids_as_names(value: &Value, small: &Vocabulary) -> Value {
+    let name = |v: &Value| match v.as_u64() {
+        Some(id) => {
+            let t = sieve_vocab::TokenId::new(id as u32).expect("an id");
+            let text = small
+                .special_name(t)
+                .map(str::to_owned)
+                .unwrap_or_else(|| String::from_utf8(small.bytes(t).to_vec()).expect("UTF-8"));
+            Value::String(text)
+        }
+        None => ids_as_names(v, small),
+    };
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let v = match (k.as_str(), v) {
+                        ("token", _) => name(v),
+                        ("exclude_tokens" | "trigger_tokens", Value::Array(items)) => {
+                            Value::Array(items.iter().map(name).collect())
+                        }
+                        ("rules", Value::Array(rules))
+                            if map.get("type") == Some(&json!("token_dispatch")) =>
+                        {
+                            Value::Array(
+                                rules
+                                    .iter()
+                                    .map(|r| json!([name(&r[0]), ids_as_names(&r[1], small)]))
+                                    .collect(),
+                            )
+                        }
+                        _ => ids_as_names(v, small),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(|v| ids_as_names(v, small)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// A token sequence of `small` in `big`: named tokens (specials and Qwen 3's `<think>`-like
+/// text tokens) by name, runs of other text tokenized greedily.
+fn retokenize(ids: &[u32], small: &Vocabulary, big: &Vocabulary) -> Vec<u32> {
+    use sieve_ir::token::TokenNames;
+    let mut out = Vec::new();
+    let mut text = Vec::new();
+    for &id in ids {
+        let t = sieve_vocab::TokenId::new(id).expect("an id");
+        let bytes = small.bytes(t);
+        let name = small.special_name(t).map(str::to_owned).or_else(|| {
+            (bytes.len() > 2 && bytes.starts_with(b"<") && bytes.ends_with(b">"))
+                .then(|| String::from_utf8(bytes.to_vec()).expect("UTF-8"))
+        });
+        match name {
+            Some(name) => {
+                out.extend(sieve_testkit::greedy_tokenize(big, &text));
+                text.clear();
+                let id = big
+                    .special_id(&name)
+                    .or_else(|| big.text_id(name.as_bytes()))
+                    .unwrap_or_else(|| panic!("{name} is not in the big vocabulary"));
+                out.push(id);
+            }
+            None => text.extend_from_slice(bytes),
+        }
+    }
+    out.extend(sieve_testkit::greedy_tokenize(big, &text));
+    out
+}
+
+#[test]
+#[ignore = "needs ../shared (tokenizers) or $SIEVE_SHARED; 152k oracle checks a step"]
+fn token_fixture_masks_equal_brute_force_with_qwen3() {
+    let file: TokenFixtureFile =
+        serde_json::from_str(include_str!("fixtures/tokens.json")).expect("fixture file");
+    let small = token_vocab(file.eos);
+    let manifest = shared_dir().join("tokenizers/manifest.json");
+    let qwen3 = Arc::new(
+        sieve_vocab::manifest::load_named(&manifest, "qwen3")
+            .unwrap_or_else(|e| panic!("{}: {e}", manifest.display())),
+    );
+    let tokenizer = Arc::new(Tokenizer::new(qwen3.clone()));
+    let options = token_options(&qwen3);
+    let mut steps = 0;
+    for fixture in &file.fixtures {
+        let tag = ids_as_names(&fixture.structural_tag, &small);
+        let grammar = compile(&tag, &options).unwrap_or_else(|e| panic!("{}: {e}", fixture.name));
+        let compiled = Arc::new(
+            CompiledGrammar::new(&grammar, tokenizer.clone(), &CompileOptions::default())
+                .expect("compiles"),
+        );
+        for case in &fixture.cases {
+            let mut matcher = Matcher::new(compiled.clone());
+            for token in retokenize(&case.tokens, &small, &qwen3) {
+                let mask = mask_of(&mut matcher);
+                assert!(
+                    mask == oracle_mask(&mut matcher),
+                    "{}: {:?}: step {}",
+                    fixture.name,
+                    case.show,
+                    matcher.steps()
+                );
+                steps += 1;
+                if mask[token as usize / 32] & (1 << (token % 32)) == 0 {
+                    break;
+                }
+                matcher.accept_token(token).expect("allowed by the mask");
+            }
+        }
+    }
+    assert!(steps >= 200, "{steps} steps");
+}
