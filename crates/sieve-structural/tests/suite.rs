@@ -970,6 +970,112 @@ impl Rng {
             _ => json!({"type": "any_text", "max_chars": self.below(4), "excludes": self.texts()}),
         }
     }
+
+    /// A token as written, sometimes one no vocabulary has.
+    fn token(&mut self) -> Value {
+        [
+            json!("<|im_end|>"),
+            json!("<think>"),
+            json!("a"),
+            json!(108),
+            json!(3),
+            json!("<|nope|>"),
+            json!(99_999),
+        ][self.below(7)]
+        .clone()
+    }
+
+    fn token_list(&mut self) -> Vec<Value> {
+        (0..self.below(3)).map(|_| self.token()).collect()
+    }
+
+    /// A tag's begin or end: a string or a token format.
+    fn tag_side(&mut self) -> Value {
+        if self.below(2) == 0 {
+            json!({"type": "token", "token": self.token()})
+        } else {
+            json!(self.text())
+        }
+    }
+
+    /// Like [`Rng::format`], with the token formats in the mix.
+    fn token_format(&mut self, depth: usize) -> Value {
+        let leaf = depth == 0;
+        match self.below(if leaf { 4 } else { 10 }) {
+            0 => json!({"type": "token", "token": self.token()}),
+            1 => json!({"type": "exclude_token", "exclude_tokens": self.token_list()}),
+            2 => {
+                json!({"type": "any_tokens", "exclude_tokens": self.token_list(), "max_tokens": self.below(3)})
+            }
+            3 => self.format(0),
+            4 => {
+                json!({"type": "tag", "begin": self.tag_side(), "content": self.token_format(depth - 1), "end": self.tag_side()})
+            }
+            5 => {
+                let triggers = self.token_list();
+                let tags: Vec<Value> = (0..self.below(3))
+                    .map(|_| json!({"begin": self.tag_side(), "content": self.token_format(depth - 1), "end": self.tag_side()}))
+                    .collect();
+                json!({"type": "token_triggered_tags", "trigger_tokens": triggers, "tags": tags,
+                       "at_least_one": self.below(2) == 0, "stop_after_first": self.below(2) == 0,
+                       "exclude_tokens": self.token_list()})
+            }
+            6 => {
+                let rules: Vec<Value> = (0..self.below(3))
+                    .map(|_| json!([self.token(), self.token_format(depth - 1)]))
+                    .collect();
+                json!({"type": "token_dispatch", "rules": rules, "loop": self.below(2) == 0, "exclude_tokens": self.token_list()})
+            }
+            7 => {
+                json!({"type": "sequence", "elements": (0..self.below(3)).map(|_| self.token_format(depth - 1)).collect::<Vec<_>>()})
+            }
+            8 => {
+                let tags: Vec<Value> = (0..self.below(3))
+                    .map(|_| json!({"begin": self.tag_side(), "content": self.token_format(depth - 1), "end": self.tag_side()}))
+                    .collect();
+                json!({"type": "tags_with_separator", "tags": tags, "separator": self.text()})
+            }
+            _ => self.format(depth - 1),
+        }
+    }
+}
+
+/// Random documents with token formats: compiled, or refused at a pointer into the format;
+/// what compiles takes a few random tokens through the matcher without a panic.
+#[test]
+fn random_token_documents_compile_or_fail_without_panicking() {
+    let vocab = token_vocab(107);
+    let options = token_options(&vocab);
+    let tokenizer = Arc::new(Tokenizer::new(vocab));
+    let mut rng = Rng(11);
+    let (mut compiled, mut refused) = (0, 0);
+    for _ in 0..1500 {
+        let doc = json!({"type": "structural_tag", "format": rng.token_format(3)});
+        match compile(&doc, &options) {
+            Ok(grammar) => {
+                compiled += 1;
+                if let Ok(c) =
+                    CompiledGrammar::new(&grammar, tokenizer.clone(), &CompileOptions::default())
+                {
+                    let mut matcher = Matcher::new(Arc::new(c));
+                    for _ in 0..4 {
+                        let token = rng.below(110) as u32;
+                        if matcher.validate_tokens(&[token]).expect("no limit") == 1 {
+                            matcher.accept_token(token).expect("validated");
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                refused += 1;
+                assert!(e.pointer.starts_with("/format"), "{e}");
+            }
+        }
+    }
+    assert!(
+        compiled > 200 && refused > 200,
+        "{compiled} compiled, {refused} refused"
+    );
 }
 
 #[test]
