@@ -314,23 +314,46 @@ fn shortest(g: &EarleyGrammar, trie: &TokenTrie) -> (Vec<u32>, Vec<u32>) {
     (value, rule_min)
 }
 
-/// The distinct states that text tokens of two bytes or more reach from `s` along the byte
-/// edges of its automaton (the first matching edge at each byte), walking at most
-/// [`TOKEN_WALK_NODES`] trie nodes past the first byte.
+/// The distinct states that tokens of two bytes or more reach from `s` along the byte edges
+/// of its automaton (the first matching edge at each byte), walking at most
+/// [`TOKEN_WALK_NODES`] trie nodes past the first byte among the text tokens, and as many
+/// again among the token-terminal encodings (`sieve_ir::token`: they sort after all text, so a
+/// shared budget would rarely reach them).
 fn long_token_targets(g: &EarleyGrammar, trie: &TokenTrie, s: u32, out: &mut Vec<u32>) {
     out.clear();
+    let nodes = trie.nodes();
+    let mut encodings = nodes.len();
+    let mut top = 0;
+    while top < nodes.len() {
+        if nodes[top].byte == sieve_ir::token::TOKEN_MARKER {
+            encodings = top;
+            break;
+        }
+        top = nodes[top].end as usize;
+    }
+    walk_targets(g, nodes, 0..encodings, s, out);
+    walk_targets(g, nodes, encodings..nodes.len(), s, out);
+}
+
+/// [`long_token_targets`] over the nodes of `range`, whole top-level subtrees of the trie.
+fn walk_targets(
+    g: &EarleyGrammar,
+    nodes: &[sieve_vocab::TrieNode],
+    range: std::ops::Range<usize>,
+    s: u32,
+    out: &mut Vec<u32>,
+) {
     let step = |state: u32, byte: u8| {
         g.byte_edges(&g.states[state as usize])
             .iter()
             .find(|e| e.lo <= byte && byte <= e.hi)
             .map(|e| e.target)
     };
-    let nodes = trie.nodes();
     // `path[d]`: the state after the node's first `d` bytes.
     let mut path = vec![s];
     let mut walked = 0;
-    let mut i = 0;
-    while i < nodes.len() {
+    let mut i = range.start;
+    while i < range.end {
         let node = nodes[i];
         let depth = node.depth as usize;
         path.truncate(depth);

@@ -37,6 +37,8 @@ pub(crate) struct Budget {
     exceeds: Vec<u32>,
     pending: Vec<usize>,
     verdicts: Vec<Verdict>,
+    /// The tokens (bitmask by id) the parser reads by their encoding now.
+    by_encoding: Vec<u32>,
 }
 
 impl Budget {
@@ -48,6 +50,7 @@ impl Budget {
             exceeds: Vec::new(),
             pending: Vec::new(),
             verdicts: Vec::new(),
+            by_encoding: Vec::new(),
         }
     }
 }
@@ -100,90 +103,128 @@ impl Budget {
         self.fits.resize(words, 0);
         self.exceeds.clear();
         self.exceeds.resize(words, 0);
-        // Where a token terminal may follow, a token can have two accepted readings and is fed
-        // as its encoding (`Matcher::feed`); the backend's decisions, made per token id, may
-        // come from the other reading, so every reading is fed instead.
-        let terminals_live = parser.allowed_bytes().contains(TOKEN_MARKER);
-        if !terminals_live {
-            parser.completion_decide(table, &memo, trie, limit, &mut self.fits, &mut self.exceeds);
+        // Where a token terminal may follow, a token may be read by its encoding, and
+        // `Matcher::feed` then takes that reading. Those tokens are decided first, by feeding
+        // their encodings; the backend's decisions (per token id, possibly from the text
+        // reading) and the text walk below skip them.
+        self.by_encoding.clear();
+        self.by_encoding.resize(words, 0);
+        if parser.allowed_bytes().contains(TOKEN_MARKER) {
+            self.pending.clear();
+            for (w, &word) in mask.iter().enumerate() {
+                let mut open = word;
+                while open != 0 {
+                    let id = w * 32 + open.trailing_zeros() as usize;
+                    open &= open - 1;
+                    if positions[id][1] != u32::MAX {
+                        self.pending.push(positions[id][1] as usize);
+                    }
+                }
+            }
+            feed_each(
+                parser,
+                table,
+                &memo,
+                trie,
+                &self.pending,
+                remaining,
+                &mut self.verdicts,
+            )?;
+            for (&pos, &verdict) in self.pending.iter().zip(&self.verdicts) {
+                let id = trie.token(pos).index();
+                match verdict {
+                    Verdict::Rejected => continue,
+                    Verdict::Exceeds => clear(mask, id),
+                    Verdict::Fits => {}
+                }
+                self.by_encoding[id / 32] |= 1 << (id % 32);
+            }
         }
+        parser.completion_decide(table, &memo, trie, limit, &mut self.fits, &mut self.exceeds);
         self.pending.clear();
         for (w, word) in mask.iter_mut().enumerate() {
-            *word &= !self.exceeds[w];
-            let mut open = *word & !self.fits[w];
+            let text_read = !self.by_encoding[w];
+            *word &= !(self.exceeds[w] & text_read);
+            let mut open = *word & !self.fits[w] & text_read;
             while open != 0 {
                 let id = w * 32 + open.trailing_zeros() as usize;
                 open &= open - 1;
-                let [text, encoding] = positions[id];
-                let readings = if terminals_live {
-                    &[text, encoding][..]
-                } else {
-                    &[text][..]
-                };
-                for &pos in readings.iter().filter(|&&p| p != u32::MAX) {
-                    if terminals_live || self.caps[trie.bytes_at(pos as usize).len()] > limit {
-                        self.pending.push(pos as usize);
-                    }
+                let text = positions[id][0];
+                if text == u32::MAX {
+                    // Allowed only by its encoding, which is decided above.
+                    continue;
+                }
+                if self.caps[trie.bytes_at(text as usize).len()] > limit {
+                    self.pending.push(text as usize);
                 }
             }
         }
         self.pending.sort_unstable();
-        // Each pending position's verdict: rejected, accepted but over the limit, or fits.
-        self.verdicts.clear();
-        let mut depth = 0usize;
-        let mut previous: Option<usize> = None;
-        let pending = &self.pending;
-        let verdicts = &mut self.verdicts;
-        let outcome = (|| -> Result<(), LimitError> {
-            for &i in pending {
-                let bytes = trie.bytes_at(i);
-                let common = match previous {
-                    Some(p) => common_prefix(trie.bytes_at(p), bytes),
-                    None => 0,
-                };
-                let keep = depth.min(common);
-                parser.pop_bytes(depth - keep);
-                depth = keep;
-                previous = Some(i);
-                let mut accepted = true;
-                while depth < bytes.len() {
-                    if parser.push_byte(bytes[depth])? {
-                        depth += 1;
-                    } else {
-                        accepted = false;
-                        break;
-                    }
-                }
-                verdicts.push(if !accepted {
-                    Verdict::Rejected
-                } else if fits(parser.completion_bound_from(table, &memo), remaining, 1) {
-                    Verdict::Fits
-                } else {
-                    Verdict::Exceeds
-                });
-            }
-            Ok(())
-        })();
-        parser.pop_bytes(depth);
-        outcome?;
-        let verdict = |pos: u32| match self.pending.binary_search(&(pos as usize)) {
-            Ok(k) => Some(self.verdicts[k]),
-            Err(_) => None,
-        };
-        for &pos in &self.pending {
-            let id = trie.token(pos).index();
-            let [text, encoding] = positions[id];
-            // The reading `Matcher::feed` takes decides: the encoding when accepted.
-            let decided = match verdict(encoding) {
-                Some(v @ (Verdict::Fits | Verdict::Exceeds)) => v,
-                _ => verdict(text).unwrap_or(Verdict::Rejected),
-            };
-            if decided != Verdict::Fits {
-                clear(mask, id);
+        feed_each(
+            parser,
+            table,
+            &memo,
+            trie,
+            &self.pending,
+            remaining,
+            &mut self.verdicts,
+        )?;
+        for (&pos, &verdict) in self.pending.iter().zip(&self.verdicts) {
+            if verdict != Verdict::Fits {
+                clear(mask, trie.token(pos).index());
             }
         }
         Ok(())
     }
+}
+
+/// Feeds the readings at trie positions `pending` (sorted) one by one from the parser's
+/// bytes, sharing common prefixes as the mask walk does, and sets `verdicts[k]` for
+/// `pending[k]`. Leaves `parser` as it found it.
+fn feed_each(
+    parser: &mut EngineRecognizer,
+    table: &EngineCompletion,
+    memo: &<EngineRecognizer as Recognizer>::CompletionMemo,
+    trie: &TokenTrie,
+    pending: &[usize],
+    remaining: u32,
+    verdicts: &mut Vec<Verdict>,
+) -> Result<(), LimitError> {
+    verdicts.clear();
+    let mut depth = 0usize;
+    let mut previous: Option<usize> = None;
+    let outcome = (|| -> Result<(), LimitError> {
+        for &i in pending {
+            let bytes = trie.bytes_at(i);
+            let common = match previous {
+                Some(p) => common_prefix(trie.bytes_at(p), bytes),
+                None => 0,
+            };
+            let keep = depth.min(common);
+            parser.pop_bytes(depth - keep);
+            depth = keep;
+            previous = Some(i);
+            let mut accepted = true;
+            while depth < bytes.len() {
+                if parser.push_byte(bytes[depth])? {
+                    depth += 1;
+                } else {
+                    accepted = false;
+                    break;
+                }
+            }
+            verdicts.push(if !accepted {
+                Verdict::Rejected
+            } else if fits(parser.completion_bound_from(table, memo), remaining, 1) {
+                Verdict::Fits
+            } else {
+                Verdict::Exceeds
+            });
+        }
+        Ok(())
+    })();
+    parser.pop_bytes(depth);
+    outcome
 }
 
 /// What feeding one reading of a token showed.

@@ -262,7 +262,10 @@ fn budgets_count_token_terminals_on_earley_and_token_dfa() {
         assert!(
             matches!(
                 Matcher::with_budget(compiled.clone(), 2),
-                Err(MatcherError::BudgetTooSmall { needed: Some(3), .. })
+                Err(MatcherError::BudgetTooSmall {
+                    needed: Some(3),
+                    ..
+                })
             ),
             "{backend}"
         );
@@ -290,4 +293,24 @@ fn lr_budgets_refuse_completions_through_token_terminals() {
     let mut matcher = Matcher::with_budget(optional, 3).expect("text finishes in 3");
     matcher.accept_token(0).unwrap();
     assert_eq!(allowed(&mut matcher), vec![1]);
+}
+
+/// A class loop before a token terminal: the Earley completion table finds the terminal's
+/// encoding past the loop's many text tokens (its trie walk budgets text and encodings
+/// apart), and the budget filter decides the tokens read by encoding first.
+#[test]
+fn budgets_see_a_token_terminal_after_a_class_loop() {
+    for backend in [BackendKind::Earley, BackendKind::TokenDfa] {
+        let compiled = compile_on(r#"root ::= [a-z]* <|tool|>"#, backend).unwrap();
+        let mut tight = Matcher::with_budget(compiled.clone(), 2).expect("fits in 2");
+        assert_eq!(allowed(&mut tight), vec![TOOL], "{backend}");
+        let mut roomy = Matcher::with_budget(compiled, 3).expect("fits in 3");
+        let letters: Vec<u32> = ["a", "b", "ab", "think", "x", "ok"].map(id).into();
+        let mut expected = letters.clone();
+        expected.push(TOOL);
+        expected.sort_unstable();
+        assert_eq!(allowed(&mut roomy), expected, "{backend}");
+        roomy.accept_token(id("think")).unwrap();
+        assert_eq!(allowed(&mut roomy), vec![TOOL], "{backend}");
+    }
 }
