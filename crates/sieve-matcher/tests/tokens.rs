@@ -314,3 +314,64 @@ fn budgets_see_a_token_terminal_after_a_class_loop() {
         assert_eq!(allowed(&mut roomy), vec![TOOL], "{backend}");
     }
 }
+
+/// Random grammars mixing token terminals and text that can spell the same tokens (so the
+/// id reading and the text reading meet), walked along random allowed tokens: the mask
+/// equals the feed rule at every step, on every backend that compiles the grammar.
+mod random {
+    use super::*;
+    use proptest::prelude::*;
+
+    const LEAVES: &[&str] = &[
+        r#""a""#,
+        r#""ab""#,
+        r#""<think>""#,
+        "<think>",
+        "<|tool|>",
+        "<[^0]>",
+        "!<|tool|>",
+        "<[0-2]>",
+        "[a-z]",
+        r#""x""#,
+    ];
+
+    fn expr() -> impl Strategy<Value = String> {
+        let leaf = (0..LEAVES.len()).prop_map(|i| LEAVES[i].to_owned());
+        leaf.prop_recursive(3, 12, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 2..4).prop_map(|v| v.join(" ")),
+                prop::collection::vec(inner.clone(), 2..4)
+                    .prop_map(|v| format!("({})", v.join(" | "))),
+                inner.clone().prop_map(|e| format!("({e})*")),
+                inner.prop_map(|e| format!("({e})?")),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn masks_equal_the_feed_rule(body in expr(), picks in prop::collection::vec(any::<u16>(), 8)) {
+            let grammar = format!("root ::= {body}");
+            for backend in BackendKind::ALL {
+                let Ok(compiled) = compile_on(&grammar, backend) else {
+                    prop_assert!(backend != BackendKind::Earley, "{grammar}");
+                    continue;
+                };
+                let mut matcher = Matcher::new(compiled);
+                for (step, &pick) in picks.iter().enumerate() {
+                    let mask = allowed(&mut matcher);
+                    prop_assert_eq!(&mask, &oracle(&mut matcher), "{} on {}, step {}", grammar, backend, step);
+                    if mask.is_empty() || matcher.is_terminated() {
+                        break;
+                    }
+                    let token = mask[pick as usize % mask.len()];
+                    matcher.accept_token(token).expect("allowed");
+                    if matcher.is_terminated() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
