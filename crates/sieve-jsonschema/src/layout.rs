@@ -36,6 +36,8 @@ pub(crate) struct Layout {
     pub key_sep: Expr,
     /// How string characters may be written.
     pub escapes: Escapes,
+    /// How the characters of property names may be written.
+    pub key_escapes: Escapes,
 }
 
 impl Layout {
@@ -68,6 +70,7 @@ impl Layout {
             ]),
             gap,
             escapes: options.escapes,
+            key_escapes: options.key_escapes.unwrap_or(options.escapes),
         }
     }
 

@@ -195,6 +195,10 @@ pub struct Options {
     pub max_any_order_properties: usize,
     /// How string characters may be written (default [`Escapes::Any`]).
     pub escapes: Escapes,
+    /// How the characters of property names may be written, when they differ from string
+    /// values' (`None`, the default: as [`Options::escapes`]). XGrammar writes the names a
+    /// schema declares literally: `Some(Escapes::Canonical)` does the same.
+    pub key_escapes: Option<Escapes>,
     /// Drop keywords that cannot be enforced, with a warning each, instead of failing.
     pub lenient: bool,
     /// Work and size limits.
@@ -211,6 +215,7 @@ impl Default for Options {
             property_order: PropertyOrder::Schema,
             max_any_order_properties: 8,
             escapes: Escapes::Any,
+            key_escapes: None,
             lenient: false,
             limits: Limits::default(),
         }

@@ -133,7 +133,7 @@ pub(crate) fn compile(
             (true, false) => continue,
             _ => {}
         }
-        let key = string_literal(name, c.layout.escapes);
+        let key = string_literal(name, c.layout.key_escapes);
         bits.push(shape.presence.names.iter().position(|n| n == name));
         members.push(Member {
             key,
@@ -311,7 +311,7 @@ fn extras(
             pointer: schema,
             ..StringSpec::default()
         };
-        let key = match string_schema(&mut c.builder, &spec, c.layout.escapes) {
+        let key = match string_schema(&mut c.builder, &spec, c.layout.key_escapes) {
             Ok(key) => key,
             Err(error) => {
                 c.refuse_error(Error {
@@ -342,7 +342,7 @@ fn regions(
     let ptr = part.ptr.as_str();
     let patterns: Vec<&str> = part.patterns.iter().map(|(p, _)| *p).collect();
     let limits = c.options.limits.clone();
-    let escapes = c.layout.escapes;
+    let escapes = c.layout.key_escapes;
     let keys = match key_regions(
         &mut c.builder,
         &patterns,
@@ -390,7 +390,7 @@ fn regions(
 
 /// [`string_except`] with shared sub-rules.
 fn except(c: &mut Compiler<'_>, names: &[&str], ptr: &str) -> Result<Expr, Error> {
-    let escapes = c.layout.escapes;
+    let escapes = c.layout.key_escapes;
     string_except(names, escapes, &mut |e| c.share("key_chars", e, ptr))
 }
 
