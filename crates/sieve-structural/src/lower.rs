@@ -127,6 +127,50 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// The bytes of a delimiter or constant string, where each part that spells a special
+    /// token's name (`<|channel|>`) may also be that special token: XGrammar reads special
+    /// tokens as their text, so its delimiters match them; sieve never reads a special token
+    /// as text, so it offers the token terminal beside the spelling. Without a vocabulary,
+    /// just the bytes.
+    fn literal(&self, text: &str) -> Expr {
+        let Some(names) = &self.options.tokens else {
+            return Expr::bytes(text.as_bytes());
+        };
+        let names = &*names.0;
+        let bytes = text.as_bytes();
+        let mut pieces = Vec::new();
+        let (mut start, mut i) = (0, 0);
+        while i < bytes.len() {
+            // The longest special name starting here (names are short: at most 64 bytes).
+            let special = (bytes[i] == b'<')
+                .then(|| {
+                    (i + 2..=bytes.len().min(i + 64)).rev().find_map(|end| {
+                        let name = text.get(i..end)?;
+                        name.ends_with('>')
+                            .then(|| names.special_id(name))
+                            .flatten()
+                            .map(|id| (end, id))
+                    })
+                })
+                .flatten();
+            match special {
+                Some((end, id)) => {
+                    if start < i {
+                        pieces.push(Expr::bytes(&bytes[start..i]));
+                    }
+                    let spelled = Expr::bytes(&bytes[i..end]);
+                    pieces.push(Expr::choice([spelled, token(id)]).expect("two alternatives"));
+                    (start, i) = (end, end);
+                }
+                None => i += 1,
+            }
+        }
+        if start < bytes.len() || pieces.is_empty() {
+            pieces.push(Expr::bytes(&bytes[start..]));
+        }
+        Expr::seq(pieces)
+    }
+
     /// The ids of `tokens` (and `extra`), resolved.
     fn resolve_all(&self, tokens: &[Tok], extra: Option<u32>) -> Result<Vec<u32>, Error> {
         let mut ids = tokens
@@ -188,7 +232,7 @@ impl<'a> Lowerer<'a> {
     fn format_uncached(&mut self, format: &Format) -> Result<RuleId, Error> {
         let p = format.pointer.as_str();
         match &format.kind {
-            Kind::ConstString(s) => self.rule("const_string", Expr::bytes(s.as_bytes()), p),
+            Kind::ConstString(s) => self.rule("const_string", self.literal(s), p),
             Kind::JsonSchema(schema) => self.json_schema(schema, p),
             Kind::Grammar(text) => {
                 let mut options = sieve_gbnf::Options::default();
@@ -372,10 +416,7 @@ impl<'a> Lowerer<'a> {
                 let body = if *stop_after_first {
                     any_tag
                 } else {
-                    let more = Expr::star(Expr::seq([
-                        Expr::bytes(separator.as_bytes()),
-                        any_tag.clone(),
-                    ]));
+                    let more = Expr::star(Expr::seq([self.literal(separator), any_tag.clone()]));
                     Expr::seq([any_tag, more])
                 };
                 let body = if *at_least_one {
@@ -437,7 +478,7 @@ impl<'a> Lowerer<'a> {
     /// A tag's whole begin.
     fn begin(&self, begin: &Begin) -> Result<Expr, Error> {
         Ok(match begin {
-            Begin::Text(text) => Expr::bytes(text.as_bytes()),
+            Begin::Text(text) => self.literal(text),
             Begin::Token(tok) => token(self.resolve(tok)?),
         })
     }
@@ -457,8 +498,8 @@ impl<'a> Lowerer<'a> {
                         "the content is unlimited, so at least one end string must be non-empty",
                     ));
                 }
-                let end = Expr::choice(ends.iter().map(|e| Expr::bytes(e.as_bytes())))
-                    .expect("at least one end");
+                let end =
+                    Expr::choice(ends.iter().map(|e| self.literal(e))).expect("at least one end");
                 (end, End::Text(ends.clone()))
             }
             Ends::Token(tok) => {
@@ -586,9 +627,9 @@ impl<'a> Lowerer<'a> {
                     ),
                 ));
             }
-            let rest = Expr::bytes(&begin.as_bytes()[trigger.len()..]);
+            let rest = self.literal(&begin[trigger.len()..]);
             groups[i].push(self.tag(tag, rest)?);
-            whole.push(self.tag(tag, Expr::bytes(begin.as_bytes()))?);
+            whole.push(self.tag(tag, self.literal(begin))?);
         }
         let first = Expr::choice(whole);
         if at_least_one && stop_after_first {
