@@ -202,10 +202,12 @@ pub(crate) enum Style {
     DeepseekXml,
     /// `<｜DSML｜ parameter name="key" string="true|false">value</｜DSML｜ parameter>`.
     DeepseekV41Xml,
+    /// `<|open|>argument key="key" type="T"<|sep|>value<|close|>argument<|sep|>`.
+    KimiK3Xml,
 }
 
 /// The XGrammar 0.2.8 styles sieve does not compile (yet).
-const OTHER_STYLES: [&str; 2] = ["minimax_m3_xml", "kimi_k3_xml"];
+const OTHER_STYLES: [&str; 1] = ["minimax_m3_xml"];
 
 /// The document's top level: `{"type": "structural_tag", "format": …}` (the `type` is
 /// optional), read into its format.
@@ -492,11 +494,12 @@ impl Reader<'_> {
                     Some("cohere_xml") => Style::CohereXml,
                     Some("deepseek_xml") => Style::DeepseekXml,
                     Some("deepseek_v4_1_xml") => Style::DeepseekV41Xml,
+                    Some("kimi_k3_xml") => Style::KimiK3Xml,
                     Some(other) if OTHER_STYLES.contains(&other) => {
                         return Err(Error::new(
                             ErrorKind::Unsupported,
                             &p,
-                            format!("the json_schema style {other:?} is not supported yet (json, qwen_xml, minimax_xml, glm_xml, cohere_xml, deepseek_xml and deepseek_v4_1_xml are)"),
+                            format!("the json_schema style {other:?} is not supported yet (json, qwen_xml, minimax_xml, glm_xml, cohere_xml, deepseek_xml, deepseek_v4_1_xml and kimi_k3_xml are)"),
                         ))
                     }
                     Some(other) => {

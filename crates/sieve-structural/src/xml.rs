@@ -1,5 +1,5 @@
 //! Reading the schema of an XML-style `json_schema` (`qwen_xml`, `minimax_xml`, `glm_xml`,
-//! `cohere_xml`, `deepseek_xml`, `deepseek_v4_1_xml`) into typed parameters: which elements may appear, in which order, and how
+//! `cohere_xml`, `deepseek_xml`, `deepseek_v4_1_xml`, `kimi_k3_xml`) into typed parameters: which elements may appear, in which order, and how
 //! each value may be written ([`Case`]), every part with its JSON pointer. `lower::xml` turns
 //! the result into rules.
 //!
@@ -124,6 +124,8 @@ pub(crate) struct Param {
     pub required: bool,
     /// How its value may be written (at least one case).
     pub cases: Vec<Case>,
+    /// The type `kimi_k3_xml` writes in its `type` attribute ([`declared_type`]).
+    pub declared_type: Option<&'static str>,
 }
 
 /// One way a value may be written.
@@ -225,6 +227,53 @@ pub(crate) fn mentions(value: &Value, key: &str) -> bool {
         }
     }
     false
+}
+
+/// The one type `kimi_k3_xml` writes for a parameter of `schema`, as XGrammar 0.2.8 picks it
+/// (from the schema's own keywords, `$ref`s not followed): a single `type` string
+/// (`integer` written `number`); the kind of every `enum`/`const` value if they share one;
+/// `object` for an untyped schema with object keywords. `None` otherwise (`anyOf`, a `type`
+/// list, `$ref`, `{}`): then any of the seven type names is allowed.
+pub(crate) fn declared_type(schema: &Value) -> Option<&'static str> {
+    let obj = schema.as_object()?;
+    if obj.contains_key("$ref") || obj.contains_key("anyOf") {
+        return None;
+    }
+    let kind = |value: &Value| match value {
+        Value::String(_) => "string",
+        Value::Number(_) => "number",
+        Value::Bool(_) => "boolean",
+        Value::Null => "null",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    };
+    let values: Option<Vec<&Value>> = match (obj.get("enum"), obj.get("const")) {
+        (Some(Value::Array(items)), None) => Some(items.iter().collect()),
+        (None, Some(value)) => Some(vec![value]),
+        _ => None,
+    };
+    if let Some(values) = values {
+        let first = kind(values.first()?);
+        return values.iter().all(|v| kind(v) == first).then_some(first);
+    }
+    match obj.get("type") {
+        Some(Value::String(t)) => match t.as_str() {
+            "integer" | "number" => Some("number"),
+            "string" => Some("string"),
+            "boolean" => Some("boolean"),
+            "null" => Some("null"),
+            "array" => Some("array"),
+            "object" => Some("object"),
+            _ => None,
+        },
+        None if ["properties", "additionalProperties", "required"]
+            .iter()
+            .any(|k| obj.contains_key(*k)) =>
+        {
+            Some("object")
+        }
+        _ => None,
+    }
 }
 
 struct Reader<'a> {
@@ -361,6 +410,7 @@ impl Reader<'_> {
                 name: name.clone(),
                 required: required.contains(&name.as_str()),
                 cases: self.cases(schema, &pointer, 0, depth)?,
+                declared_type: declared_type(schema),
             });
         }
         Ok(Members::Declared {

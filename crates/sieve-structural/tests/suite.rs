@@ -468,7 +468,7 @@ fn unsupported_options_are_located() {
     let schema = json!({"type": "object"});
     for (format, pointer) in [
         (
-            json!({"type": "json_schema", "json_schema": schema, "style": "kimi_k3_xml"}),
+            json!({"type": "json_schema", "json_schema": schema, "style": "minimax_m3_xml"}),
             "/format/style",
         ),
         (
@@ -852,10 +852,16 @@ fn masks_equal_brute_force_on_xml_styles() {
         );
         walk(&compiled, text, style);
     }
-    let cases = cases.into_iter().chain([(
-        "deepseek_xml",
-        vec!["<tool_call>\n<function=w>\n<｜DSML｜parameter name=\"city\" string=\"true\">Oslo</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\"> 7 </｜DSML｜parameter></function>\n</tool_call>"],
-    )]);
+    let cases = cases.into_iter().chain([
+        (
+            "deepseek_xml",
+            vec!["<tool_call>\n<function=w>\n<｜DSML｜parameter name=\"city\" string=\"true\">Oslo</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\"> 7 </｜DSML｜parameter></function>\n</tool_call>"],
+        ),
+        (
+            "kimi_k3_xml",
+            vec!["<tool_call>\n<function=w>\n<|open|>argument key=\"city\" type=\"string\"<|sep|>Oslo<|close|>argument<|sep|>\n<|open|>argument key=\"days\" type=\"number\"<|sep|> 7 <|close|>argument<|sep|><|open|>argument key=\"where\" type=\"object\"<|sep|>{\"lat\": 1}<|close|>argument<|sep|></function>\n</tool_call>"],
+        ),
+    ]);
     for (style, texts) in cases {
         let grammar = compile(
             &json!({"type": "structural_tag", "format": call(style)}),

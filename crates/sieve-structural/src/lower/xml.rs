@@ -9,7 +9,9 @@
 //!   whitespace between them); `deepseek_xml`:
 //!   `<｜DSML｜parameter name="NAME" string="S">V</｜DSML｜parameter>` (`deepseek_v4_1_xml`:
 //!   `｜DSML｜ parameter`), `S` `true` for strings (no whitespace around them), `false` for
-//!   JSON.
+//!   JSON; `kimi_k3_xml`:
+//!   `<|open|>argument key="NAME" type="T"<|sep|>V<|close|>argument<|sep|>`, `T` the schema's
+//!   one type (`integer` written `number`) or, when it declares none, any of seven type names.
 //! - Whitespace (a gap, bounded like JSON gaps) before every element and after the last, and
 //!   around every value but plain text (`Case::Text`; in deepseek every string case), whose
 //!   whitespace is its own.
@@ -43,7 +45,7 @@ pub(super) struct Xml<'l, 'o> {
     max_whitespace: u32,
     /// Plain text up to the end tag.
     text: Option<RuleId>,
-    /// Any value (qwen, minimax, glm), or any element's part after its name (cohere).
+    /// Any value (qwen, minimax, glm, kimi), or any element's part after its name (cohere).
     any: Option<RuleId>,
 }
 
@@ -86,7 +88,7 @@ impl<'l, 'o> Xml<'l, 'o> {
             } else {
                 let value = self.value(&param.cases)?;
                 let name = Expr::bytes(param.name.as_bytes());
-                Expr::seq([self.open(name), value, self.close()])
+                Expr::seq([self.open(name, param.declared_type), value, self.close()])
             };
             elements.push((param.required, Expr::seq([self.gap.clone(), element])));
         }
@@ -175,6 +177,7 @@ impl<'l, 'o> Xml<'l, 'o> {
             Style::CohereXml => "</cofl:value>",
             Style::DeepseekXml => "</｜DSML｜parameter>",
             Style::DeepseekV41Xml => "</｜DSML｜ parameter>",
+            Style::KimiK3Xml => "<|close|>argument<|sep|>",
             Style::Json | Style::QwenXml | Style::MinimaxXml => "</parameter>",
         }
     }
@@ -204,10 +207,24 @@ impl<'l, 'o> Xml<'l, 'o> {
         Expr::bytes(self.end_tag().as_bytes())
     }
 
-    /// The opening of a qwen, minimax or glm element, up to its value.
-    fn open(&self, name: Expr) -> Expr {
+    /// The opening of a qwen, minimax, glm or kimi element, up to its value; `declared` is
+    /// kimi's `type` attribute (`None`: any of the seven type names).
+    fn open(&self, name: Expr, declared: Option<&str>) -> Expr {
         let b = |s: &str| Expr::bytes(s.as_bytes());
         match self.style {
+            Style::KimiK3Xml => {
+                let declared = match declared {
+                    Some(t) => b(t),
+                    None => Expr::choice(KIMI_TYPES.iter().map(|t| b(t))).expect("seven names"),
+                };
+                Expr::seq([
+                    b("<|open|>argument key=\""),
+                    name,
+                    b("\" type=\""),
+                    declared,
+                    b("\"<|sep|>"),
+                ])
+            }
             Style::MinimaxXml => Expr::seq([b("<parameter name=\""), name, b("\">")]),
             Style::GlmXml => Expr::seq([
                 b("<arg_key>"),
@@ -220,7 +237,7 @@ impl<'l, 'o> Xml<'l, 'o> {
         }
     }
 
-    /// A qwen, minimax or glm value: plain text alone, or the cases between gaps.
+    /// A qwen, minimax, glm or kimi value: plain text alone, or the cases between gaps.
     fn value(&mut self, cases: &[Case]) -> Result<Expr, Error> {
         if let [Case::Text] = cases {
             return Ok(Expr::rule(self.text()?));
@@ -368,7 +385,7 @@ impl<'l, 'o> Xml<'l, 'o> {
         Ok(id)
     }
 
-    /// Any value: text, a JSON array or a JSON object (qwen, minimax, glm); or, for cohere,
+    /// Any value: text, a JSON array or a JSON object (qwen, minimax, glm, kimi); or, for cohere,
     /// an element's part after its name, of any type (recursive).
     fn any(&mut self) -> Result<RuleId, Error> {
         if let Some(id) = self.any {
@@ -442,7 +459,7 @@ impl<'l, 'o> Xml<'l, 'o> {
             ]),
             None => {
                 let value = self.value(&[Case::Any])?;
-                Expr::seq([self.open(identifier), value, self.close()])
+                Expr::seq([self.open(identifier, None), value, self.close()])
             }
         };
         let p = self.pointer.clone();
@@ -453,6 +470,12 @@ impl<'l, 'o> Xml<'l, 'o> {
         ]))
     }
 }
+
+/// The names `kimi_k3_xml` allows in its `type` attribute when the schema declares no one
+/// type.
+const KIMI_TYPES: [&str; 7] = [
+    "string", "number", "integer", "boolean", "object", "array", "null",
+];
 
 /// What an attributed element says about its value.
 #[derive(Clone, Copy, PartialEq, Eq)]
