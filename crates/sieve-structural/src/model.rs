@@ -204,10 +204,9 @@ pub(crate) enum Style {
     DeepseekV41Xml,
     /// `<|open|>argument key="key" type="T"<|sep|>value<|close|>argument<|sep|>`.
     KimiK3Xml,
+    /// `]<]minimax[>[<key>value]<]minimax[>[</key>`, objects and arrays nested.
+    MinimaxM3Xml,
 }
-
-/// The XGrammar 0.2.8 styles sieve does not compile (yet).
-const OTHER_STYLES: [&str; 1] = ["minimax_m3_xml"];
 
 /// The document's top level: `{"type": "structural_tag", "format": …}` (the `type` is
 /// optional), read into its format.
@@ -495,13 +494,7 @@ impl Reader<'_> {
                     Some("deepseek_xml") => Style::DeepseekXml,
                     Some("deepseek_v4_1_xml") => Style::DeepseekV41Xml,
                     Some("kimi_k3_xml") => Style::KimiK3Xml,
-                    Some(other) if OTHER_STYLES.contains(&other) => {
-                        return Err(Error::new(
-                            ErrorKind::Unsupported,
-                            &p,
-                            format!("the json_schema style {other:?} is not supported yet (json, qwen_xml, minimax_xml, glm_xml, cohere_xml, deepseek_xml, deepseek_v4_1_xml and kimi_k3_xml are)"),
-                        ))
-                    }
+                    Some("minimax_m3_xml") => Style::MinimaxM3Xml,
                     Some(other) => {
                         return Err(invalid(&p, format!("unknown json_schema style {other:?}")))
                     }

@@ -97,7 +97,7 @@ pub(crate) const DEFINITIONS: [&str; 2] = ["$defs", "definitions"];
 /// The longest chain of `$ref`s followed.
 const MAX_REFS: usize = 32;
 
-/// The deepest nesting of `cohere_xml` dicts and lists.
+/// The deepest nesting of `cohere_xml` and `minimax_m3_xml` objects and lists.
 const MAX_NESTING: usize = 32;
 
 /// The elements of an object (the parameters, or a cohere dict).
@@ -287,6 +287,25 @@ struct Reader<'a> {
 }
 
 impl Reader<'_> {
+    /// Whether objects and arrays are nested elements (`cohere_xml`, `minimax_m3_xml`).
+    fn nests(&self) -> bool {
+        matches!(
+            self.values,
+            Values::Xml(Style::CohereXml | Style::MinimaxM3Xml)
+        )
+    }
+
+    /// Refuses a value of any type where the style cannot write one (`minimax_m3_xml`).
+    fn any(&self, rel: &str) -> Result<Vec<Case>, Error> {
+        if self.values == Values::Xml(Style::MinimaxM3Xml) {
+            return Err(self.unsupported(
+                rel,
+                "minimax_m3_xml cannot write a value of any type (XGrammar 0.2.8 refuses unconstrained schemas too)",
+            ));
+        }
+        Ok(vec![Case::Any])
+    }
+
     fn at(&self, rel: &str) -> String {
         format!("{}{rel}", self.pointer)
     }
@@ -431,7 +450,7 @@ impl Reader<'_> {
             if self.values == Values::Json {
                 return Ok(vec![self.json(Map::new(), rel)?]);
             }
-            return Ok(vec![Case::Any]);
+            return self.any(rel);
         };
         if self.values == Values::Json {
             return Ok(vec![self.json(obj.clone(), rel)?]);
@@ -474,7 +493,7 @@ impl Reader<'_> {
         }
         match obj.get("type") {
             None => match others(&[]) {
-                None => Ok(vec![Case::Any]),
+                None => self.any(rel),
                 Some(k)
                     if ["properties", "additionalProperties", "required"].contains(&k.as_str()) =>
                 {
@@ -542,14 +561,17 @@ impl Reader<'_> {
                 return Err(Error::new(
                     ErrorKind::Limit,
                     &self.at(rel),
-                    format!(
-                        "cohere_xml values nested deeper than {MAX_NESTING} (a recursive schema?)"
-                    ),
+                    format!("nested values deeper than {MAX_NESTING} (a recursive schema?)"),
                 ));
             }
             Ok(depth + 1)
         };
         match ty {
+            "string" if self.values == Values::Xml(Style::MinimaxM3Xml) => {
+                // XGrammar 0.2.8 refuses them too: its text excludes the namespace marker.
+                only(&["type"], "a minimax_m3_xml string")?;
+                Ok(vec![Case::Text])
+            }
             "string" => {
                 only(&["type", "minLength", "maxLength", "pattern"], "a string")?;
                 if let Some(pattern) = obj.get("pattern") {
@@ -579,14 +601,14 @@ impl Reader<'_> {
                     },
                 }])
             }
-            "object" if self.values == Values::Xml(Style::CohereXml) => Ok(vec![Case::Dict(
-                self.object(&Value::Object(narrowed), rel, 0, nested()?)?,
-            )]),
-            "array" if self.values == Values::Xml(Style::CohereXml) => {
-                only(
-                    &["type", "items", "minItems", "maxItems"],
-                    "a cohere_xml list",
-                )?;
+            "object" if self.nests() => Ok(vec![Case::Dict(self.object(
+                &Value::Object(narrowed),
+                rel,
+                0,
+                nested()?,
+            )?)]),
+            "array" if self.nests() => {
+                only(&["type", "items", "minItems", "maxItems"], "a nested list")?;
                 let (min, max) = (count("minItems")?.unwrap_or(0), count("maxItems")?);
                 let item = match obj.get("items") {
                     // Strict mode (and XGrammar closes a bare array here too): no items.

@@ -468,8 +468,8 @@ fn unsupported_options_are_located() {
     let schema = json!({"type": "object"});
     for (format, pointer) in [
         (
-            json!({"type": "json_schema", "json_schema": schema, "style": "minimax_m3_xml"}),
-            "/format/style",
+            json!({"type": "json_schema", "json_schema": schema, "style": "kimi_k3_xml", "excludes": ["<|open|>"]}),
+            "/format/excludes",
         ),
         (
             json!({"type": "json_schema", "any_order": true, "json_schema":
@@ -527,6 +527,29 @@ fn xml_style_keywords_sieve_cannot_honour_are_located() {
             "glm_xml",
             json!({"type": "array"}),
             "/format/json_schema/type",
+        ),
+        // XGrammar 0.2.8 refuses these in minimax_m3_xml too.
+        (
+            "minimax_m3_xml",
+            params(json!({"type": "string", "maxLength": 3})),
+            "/format/json_schema/properties/p/maxLength",
+        ),
+        (
+            "minimax_m3_xml",
+            params(json!({"type": "string", "pattern": "a+"})),
+            "/format/json_schema/properties/p/pattern",
+        ),
+        (
+            "minimax_m3_xml",
+            params(json!({})),
+            "/format/json_schema/properties/p",
+        ),
+        (
+            "minimax_m3_xml",
+            params(
+                json!({"type": "object", "properties": {"q": {"type": "string"}}, "additionalProperties": true}),
+            ),
+            "/format/json_schema/properties/p/additionalProperties",
         ),
         (
             "qwen_xml",
@@ -856,6 +879,10 @@ fn masks_equal_brute_force_on_xml_styles() {
         (
             "deepseek_xml",
             vec!["<tool_call>\n<function=w>\n<｜DSML｜parameter name=\"city\" string=\"true\">Oslo</｜DSML｜parameter>\n<｜DSML｜parameter name=\"days\" string=\"false\"> 7 </｜DSML｜parameter></function>\n</tool_call>"],
+        ),
+        (
+            "minimax_m3_xml",
+            vec!["<tool_call>\n<function=w>\n]<]minimax[>[<city>Oslo]<]minimax[>[</city>\n]<]minimax[>[<where> ]<]minimax[>[<lat>-1.5]<]minimax[>[</lat>\n]<]minimax[>[</where>]<]minimax[>[<tags>]<]minimax[>[<item>a ]<]minimax]<]minimax[>[</item>]<]minimax[>[</tags>\n</function>\n</tool_call>"],
         ),
         (
             "kimi_k3_xml",

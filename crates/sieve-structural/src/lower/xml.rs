@@ -74,6 +74,9 @@ impl<'l, 'o> Xml<'l, 'o> {
     /// `any_order`, any declared element each time, at least as many as are required), then
     /// a gap.
     pub(super) fn members(&mut self, members: &Members) -> Result<Expr, Error> {
+        if self.style == Style::MinimaxM3Xml {
+            return self.minimax_members(members);
+        }
         let (params, any_order) = match members {
             Members::Any => return self.any_members(),
             Members::Declared { params, any_order } => (params, *any_order),
@@ -102,6 +105,94 @@ impl<'l, 'o> Xml<'l, 'o> {
             .collect();
         items.push(self.gap.clone());
         Ok(Expr::seq(items))
+    }
+
+    /// `minimax_m3_xml` elements: nothing at all, or a gap before each element and after
+    /// the last (so whitespace alone is refused, as XGrammar 0.2.8 does); declared ones in
+    /// order (optional ones optional) or, with `any_order`, any of them each time, at least
+    /// as many as are required. An object without `properties` has no elements.
+    fn minimax_members(&mut self, members: &Members) -> Result<Expr, Error> {
+        let Members::Declared { params, any_order } = members else {
+            return Ok(Expr::empty());
+        };
+        let p = self.pointer.clone();
+        let mut elements = Vec::with_capacity(params.len());
+        for param in params {
+            let element = self.minimax_element(&param.name, &param.cases)?;
+            elements.push((param.required, element));
+        }
+        let required = elements.iter().filter(|(r, _)| *r).count();
+        if elements.is_empty() {
+            return Ok(Expr::empty());
+        }
+        if *any_order {
+            let item = Expr::choice(elements.into_iter().map(|(_, e)| e)).expect("non-empty");
+            let item = Expr::rule(self.lower.rule("xml_any_order_item", item, &p)?);
+            return self.minimax_repeat(item, required, None);
+        }
+        if required > 0 {
+            let mut items: Vec<Expr> = elements
+                .into_iter()
+                .map(|(required, e)| {
+                    let e = Expr::seq([self.gap.clone(), e]);
+                    if required {
+                        e
+                    } else {
+                        Expr::optional(e)
+                    }
+                })
+                .collect();
+            items.push(self.gap.clone());
+            return Ok(Expr::seq(items));
+        }
+        // All optional: the first element present, then the later ones each optional
+        // (the suffixes shared as rules).
+        let mut suffix = Expr::empty();
+        let mut firsts = Vec::with_capacity(elements.len());
+        for (_, element) in elements.into_iter().rev() {
+            firsts.push(Expr::seq([
+                self.gap.clone(),
+                element.clone(),
+                suffix.clone(),
+                self.gap.clone(),
+            ]));
+            let next = Expr::seq([
+                Expr::optional(Expr::seq([self.gap.clone(), element])),
+                suffix,
+            ]);
+            suffix = Expr::rule(self.lower.rule("xml_optional_elements", next, &p)?);
+        }
+        Ok(Expr::optional(
+            Expr::choice(firsts.into_iter().rev()).expect("non-empty"),
+        ))
+    }
+
+    /// A `minimax_m3_xml` element `MARKER<name>value MARKER</name>` (no gaps around the
+    /// value), as a rule.
+    fn minimax_element(&mut self, name: &str, cases: &[Case]) -> Result<Expr, Error> {
+        let mut bodies = Vec::with_capacity(cases.len());
+        for case in cases {
+            bodies.push(self.body(case)?);
+        }
+        let element = Expr::seq([
+            Expr::bytes(format!("{MINIMAX_M3_MARKER}<{name}>").into_bytes()),
+            Expr::choice(bodies).expect("a value has at least one case"),
+            Expr::bytes(format!("{MINIMAX_M3_MARKER}</{name}>").into_bytes()),
+        ]);
+        let p = self.pointer.clone();
+        Ok(Expr::rule(self.lower.rule("xml_element", element, &p)?))
+    }
+
+    /// `(gap item){min,max} gap`, at least one item; with `min` 0 also nothing at all.
+    fn minimax_repeat(&self, item: Expr, min: usize, max: Option<u32>) -> Result<Expr, Error> {
+        let min = u32::try_from(min).unwrap_or(u32::MAX);
+        if max == Some(0) {
+            return Ok(Expr::empty());
+        }
+        let items = Expr::repeat(Expr::seq([self.gap.clone(), item]), min.max(1), max)
+            .map_err(|e| Error::new(ErrorKind::Invalid, &self.pointer, e.to_string()))?;
+        let some = Expr::seq([items, self.gap.clone()]);
+        Ok(if min == 0 { Expr::optional(some) } else { some })
     }
 
     /// `(item | …){min,}` then a gap, where an item is one of `elements`; with `separator`,
@@ -178,6 +269,8 @@ impl<'l, 'o> Xml<'l, 'o> {
             Style::DeepseekXml => "</｜DSML｜parameter>",
             Style::DeepseekV41Xml => "</｜DSML｜ parameter>",
             Style::KimiK3Xml => "<|close|>argument<|sep|>",
+            // What its text excludes: every tag starts with it.
+            Style::MinimaxM3Xml => MINIMAX_M3_MARKER,
             Style::Json | Style::QwenXml | Style::MinimaxXml => "</parameter>",
         }
     }
@@ -261,6 +354,13 @@ impl<'l, 'o> Xml<'l, 'o> {
             Case::Literal { text, .. } => Expr::bytes(text.as_bytes()),
             Case::Json { document, pointer } => self.json(document, pointer)?,
             Case::Dict(members) => self.members(members)?,
+            Case::List { item, min, max } if self.style == Style::MinimaxM3Xml => {
+                if item.is_empty() {
+                    return Ok(Expr::empty());
+                }
+                let item = self.minimax_element("item", item)?;
+                self.minimax_repeat(item, *min as usize, *max)?
+            }
             Case::List { item, min, max } => {
                 if item.is_empty() {
                     return Ok(Expr::empty());
@@ -470,6 +570,9 @@ impl<'l, 'o> Xml<'l, 'o> {
         ]))
     }
 }
+
+/// What starts every `minimax_m3_xml` tag (and its text excludes).
+const MINIMAX_M3_MARKER: &str = "]<]minimax[>[";
 
 /// The names `kimi_k3_xml` allows in its `type` attribute when the schema declares no one
 /// type.
