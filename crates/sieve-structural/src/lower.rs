@@ -685,11 +685,11 @@ impl<'a> Lowerer<'a> {
     }
 
     fn json_schema(&mut self, schema: &JsonSchema, p: &str) -> Result<RuleId, Error> {
-        if !schema.excludes.is_empty() {
+        if !schema.excludes.is_empty() && schema.style != Style::KimiK3Xml {
             return Err(Error::new(
                 ErrorKind::Unsupported,
                 &join(p, "excludes"),
-                "excluded substrings in JSON strings are not supported yet",
+                "excluded substrings in JSON strings are not supported yet (only kimi_k3_xml's text values take `excludes`)",
             ));
         }
         let max_whitespace = schema
@@ -701,7 +701,9 @@ impl<'a> Lowerer<'a> {
             let values = crate::xml::Values::Xml(schema.style);
             let limit = self.options.limits.max_formats;
             let members = crate::xml::read(&document, values, schema.any_order, &at, limit)?;
-            let body = xml::Xml::new(self, schema.style, at, max_whitespace)?.members(&members)?;
+            let body = xml::Xml::new(self, schema.style, at, max_whitespace)?
+                .excluding(&schema.excludes)
+                .members(&members)?;
             return self.rule("xml_parameters", body, p);
         }
         if schema.any_order && crate::xml::mentions(&document, "properties") {

@@ -2,7 +2,7 @@
 //! `get_model_structural_tag`: the same structural tag for every format × request in
 //! `tests/fixtures/models.json` (made by `models_generate.py`), the same refusals, and the
 //! same verdicts on the texts XGrammar judged (kimi_k3 and minimax_m3, whose argument styles
-//! sieve does not compile yet, in an ignored test).
+//! came last, in a test of their own).
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -165,7 +165,7 @@ fn verdicts(select: impl Fn(&Fixture) -> bool) -> Verdicts {
     }
 }
 
-/// The formats whose argument style sieve does not compile yet.
+/// The formats whose argument styles (`kimi_k3_xml`, `minimax_m3_xml`) are checked apart.
 const WAITING: [&str; 2] = ["kimi_k3", "minimax_m3"];
 
 #[test]
@@ -179,7 +179,6 @@ fn texts_get_xgrammars_verdicts() {
 }
 
 #[test]
-#[ignore = "needs the kimi_k3_xml and minimax_m3_xml styles of json_schema in sieve-structural"]
 fn texts_get_xgrammars_verdicts_on_kimi_k3_and_minimax_m3() {
     let v = verdicts(|f| WAITING.contains(&f.format.as_str()));
     assert!(v.failures.is_empty(), "{}", v.failures.join("\n"));

@@ -468,8 +468,18 @@ fn unsupported_options_are_located() {
     let schema = json!({"type": "object"});
     for (format, pointer) in [
         (
+            json!({"type": "json_schema", "style": "kimi_k3_xml", "excludes": ["<|open|>"], "json_schema":
+                {"type": "object", "properties": {"p": {"type": "string", "maxLength": 3}}}}),
+            "/format/json_schema/properties/p",
+        ),
+        (
+            json!({"type": "json_schema", "style": "kimi_k3_xml", "excludes": ["<|open|>"], "json_schema":
+                {"type": "object", "properties": {"p": {"type": "array", "items": {"type": "integer"}}}}}),
+            "/format/json_schema/properties/p",
+        ),
+        (
             json!({"type": "json_schema", "json_schema": schema, "style": "kimi_k3_xml", "excludes": ["<|open|>"]}),
-            "/format/excludes",
+            "/format/json_schema",
         ),
         (
             json!({"type": "json_schema", "any_order": true, "json_schema":

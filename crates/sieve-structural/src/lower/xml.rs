@@ -29,7 +29,7 @@ use sieve_ir::{ByteClass, Expr, ExprKind, RuleId};
 
 use super::{without_outer_gaps, Lowerer};
 use crate::dispatch::{self, FreeText};
-use crate::error::{Error, ErrorKind};
+use crate::error::{join, Error, ErrorKind};
 use crate::model::Style;
 use crate::xml::{Case, Members, DEFINITIONS};
 
@@ -47,6 +47,8 @@ pub(super) struct Xml<'l, 'o> {
     text: Option<RuleId>,
     /// Any value (qwen, minimax, glm, kimi), or any element's part after its name (cohere).
     any: Option<RuleId>,
+    /// Substrings text values exclude besides the end tag (`kimi_k3_xml`'s `excludes`).
+    excludes: Vec<String>,
 }
 
 impl<'l, 'o> Xml<'l, 'o> {
@@ -67,7 +69,63 @@ impl<'l, 'o> Xml<'l, 'o> {
             max_whitespace,
             text: None,
             any: None,
+            excludes: Vec::new(),
         })
+    }
+
+    /// Excludes `excludes` from text values (the `json_schema`'s `excludes`, taken by
+    /// `kimi_k3_xml` only). XGrammar 0.2.8 also excludes them from strings inside JSON
+    /// values and drops length bounds under them; sieve-jsonschema has no such strings, so
+    /// with `excludes` every value that could hold one is refused (`check_excludes`).
+    pub(super) fn excluding(mut self, excludes: &[String]) -> Self {
+        self.excludes = excludes.to_vec();
+        self
+    }
+
+    /// With `excludes`, refuses the cases they would change beyond plain text: any value,
+    /// length bounds, patterns, JSON that may hold strings, and literals holding an
+    /// excluded substring.
+    fn check_excludes(&self, name: &str, cases: &[Case]) -> Result<(), Error> {
+        if self.excludes.is_empty() {
+            return Ok(());
+        }
+        let at = join(&join(&self.pointer, "properties"), name);
+        let refuse = |what: &str| {
+            Err(Error::new(
+                ErrorKind::Unsupported,
+                &at,
+                format!("{what} under `excludes` is not supported (XGrammar excludes the substrings inside JSON strings too, or drops the bounds)"),
+            ))
+        };
+        for case in cases {
+            match case {
+                Case::Text => {}
+                Case::Literal { text, .. } => {
+                    if self.excludes.iter().any(|e| text.contains(e.as_str())) {
+                        return refuse("a literal holding an excluded substring");
+                    }
+                }
+                Case::Json { document, .. } => {
+                    let scalar = |t: &serde_json::Value| {
+                        t.as_str()
+                            .is_some_and(|t| ["integer", "number", "boolean", "null"].contains(&t))
+                    };
+                    let no_strings = match document.get("type") {
+                        Some(serde_json::Value::Array(ts)) => ts.iter().all(scalar),
+                        Some(t) => scalar(t),
+                        None => false,
+                    };
+                    if !no_strings {
+                        return refuse("a JSON value that may hold strings");
+                    }
+                }
+                Case::Any => return refuse("a value of any type"),
+                Case::Chars { .. } => return refuse("a string with length bounds"),
+                Case::Pattern { .. } => return refuse("a string with a pattern"),
+                Case::Dict(_) | Case::List { .. } => return refuse("a nested value"),
+            }
+        }
+        Ok(())
     }
 
     /// The elements of `members`: each after a gap (optional ones optional; with
@@ -78,11 +136,19 @@ impl<'l, 'o> Xml<'l, 'o> {
             return self.minimax_members(members);
         }
         let (params, any_order) = match members {
+            Members::Any if !self.excludes.is_empty() => {
+                return Err(Error::new(
+                    ErrorKind::Unsupported,
+                    &self.pointer,
+                    "parameters of any name and value under `excludes` are not supported (their JSON values would exclude the substrings)",
+                ))
+            }
             Members::Any => return self.any_members(),
             Members::Declared { params, any_order } => (params, *any_order),
         };
         let mut elements = Vec::with_capacity(params.len());
         for param in params {
+            self.check_excludes(&param.name, &param.cases)?;
             let element = if let Some(open) = self.attributed_open() {
                 Expr::seq([
                     Expr::bytes(format!("{open}{}{}", param.name, self.name_close()).into_bytes()),
@@ -467,7 +533,8 @@ impl<'l, 'o> Xml<'l, 'o> {
         if let Some(id) = self.text {
             return Ok(id);
         }
-        let excludes = [self.end_tag().to_owned()];
+        let mut excludes = vec![self.end_tag().to_owned()];
+        excludes.extend(self.excludes.iter().cloned());
         let text = FreeText {
             triggers: &[],
             excludes: &excludes,

@@ -20,8 +20,8 @@
 //!      deepseek_v3_1, deepseek_v3_2, deepseek_v4, deepseek_v4_1, kimi, cohere, minimax);
 //!    - `minimax_m3`, `kimi_k3`, `harmony`: one format each.
 //!
-//! Every document builds; kimi_k3 and minimax_m3 (the `kimi_k3_xml` and `minimax_m3_xml`
-//! styles of `json_schema`) compile only once [`crate::compile`] has those styles.
+//! Every document builds and compiles (kimi_k3's arguments take `excludes`, which
+//! `kimi_k3_xml` honours on text values; see the `lower::xml` module).
 
 mod build;
 mod harmony;
