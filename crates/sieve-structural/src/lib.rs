@@ -16,9 +16,9 @@
 //! terminals (`sieve_ir::token`) resolved against [`Options::tokens`].
 //!
 //! Refused with [`ErrorKind::Unsupported`] at the format's pointer: token names and excluded
-//! tokens without [`Options::tokens`]; the style `minimax_m3_xml`; `json_schema`'s `excludes`, and its `any_order` on objects nested in JSON
-//! values (it is compiled for the top-level object, module `xml`); `any_text`'s
-//! `max_tokens`; in the XML styles, every schema keyword the style's writer does not read.
+//! tokens without [`Options::tokens`]; `json_schema`'s `excludes` (but on `kimi_k3_xml`'s
+//! text values), and its `any_order` on objects nested in JSON values (it is compiled for
+//! the top-level object, module `xml`); `any_text`'s `max_tokens`; in the XML styles, every schema keyword the style's writer does not read.
 //!
 //! # Free text
 //!

@@ -1,5 +1,5 @@
 //! Reading the schema of an XML-style `json_schema` (`qwen_xml`, `minimax_xml`, `glm_xml`,
-//! `cohere_xml`, `deepseek_xml`, `deepseek_v4_1_xml`, `kimi_k3_xml`) into typed parameters: which elements may appear, in which order, and how
+//! `cohere_xml`, `deepseek_xml`, `deepseek_v4_1_xml`, `kimi_k3_xml`, `minimax_m3_xml`) into typed parameters: which elements may appear, in which order, and how
 //! each value may be written ([`Case`]), every part with its JSON pointer. `lower::xml` turns
 //! the result into rules.
 //!
@@ -13,8 +13,10 @@
 //!   [`Case::Chars`], with `pattern` [`Case::Pattern`]; `enum`/`const` give one
 //!   [`Case::Literal`] per value (strings raw, integers, booleans and null as JSON); `anyOf` and
 //!   `type` lists the cases of every branch; `{}` is [`Case::Any`]. Other types are
-//!   [`Case::Json`], except in `cohere_xml`, where objects are [`Case::Dict`] (nested elements)
-//!   and arrays [`Case::List`]. A bare `{"type": "array"}` allows no items here (XGrammar closes
+//!   [`Case::Json`], except in `cohere_xml` and `minimax_m3_xml`, where objects are
+//!   [`Case::Dict`] (nested elements) and arrays [`Case::List`]. `minimax_m3_xml` refuses
+//!   string constraints and `{}`, as XGrammar does; `kimi_k3_xml`'s `type` attribute is
+//!   [`declared_type`]. A bare `{"type": "array"}` allows no items here (XGrammar closes
 //!   it at this level, while nested in JSON it is open).
 //! - `$ref` is followed to `#/$defs/…` and `#/definitions/…` only, at most [`MAX_REFS`] in a
 //!   chain; `cohere_xml` nesting is bounded by [`MAX_NESTING`] (a recursive schema is refused).

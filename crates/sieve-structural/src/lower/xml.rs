@@ -12,6 +12,9 @@
 //!   JSON; `kimi_k3_xml`:
 //!   `<|open|>argument key="NAME" type="T"<|sep|>V<|close|>argument<|sep|>`, `T` the schema's
 //!   one type (`integer` written `number`) or, when it declares none, any of seven type names.
+//!   `minimax_m3_xml`: `MARKER<NAME>V MARKER</NAME>` (`MARKER` `]<]minimax[>[`), values
+//!   without whitespace around them, objects and arrays (`<item>` elements) nested, a list of
+//!   elements either nothing or gaps around every element.
 //! - Whitespace (a gap, bounded like JSON gaps) before every element and after the last, and
 //!   around every value but plain text (`Case::Text`; in deepseek every string case), whose
 //!   whitespace is its own.
