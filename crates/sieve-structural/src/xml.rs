@@ -234,7 +234,8 @@ pub(crate) fn mentions(value: &Value, key: &str) -> bool {
 /// The one type `kimi_k3_xml` writes for a parameter of `schema`, as XGrammar 0.2.8 picks it
 /// (from the schema's own keywords, `$ref`s not followed): a single `type` string
 /// (`integer` written `number`); the kind of every `enum`/`const` value if they share one;
-/// `object` for an untyped schema with object keywords. `None` otherwise (`anyOf`, a `type`
+/// `object` for an untyped schema with `properties` or `additionalProperties` (not for
+/// `required` alone). `None` otherwise (`anyOf`, a `type`
 /// list, `$ref`, `{}`): then any of the seven type names is allowed.
 pub(crate) fn declared_type(schema: &Value) -> Option<&'static str> {
     let obj = schema.as_object()?;
@@ -268,7 +269,7 @@ pub(crate) fn declared_type(schema: &Value) -> Option<&'static str> {
             "object" => Some("object"),
             _ => None,
         },
-        None if ["properties", "additionalProperties", "required"]
+        None if ["properties", "additionalProperties"]
             .iter()
             .any(|k| obj.contains_key(*k)) =>
         {
