@@ -616,7 +616,12 @@ mod shared {
         let vocab = manifest::load_named(&manifest_path(), entry).unwrap();
         check_decode_fixture(&vocab, fixture);
         let trie = vocab.trie();
-        assert_eq!(trie.len(), vocab.n_text_tokens());
+        let readings = (0..vocab.n_vocab() as u32)
+            .filter_map(|id| vocab.token(id))
+            .map(|t| usize::from(vocab.is_text_readable(t)) + usize::from(vocab.is_defined(t)))
+            .sum::<usize>();
+        assert_eq!(trie.len(), readings);
+        assert!(trie.len() > vocab.n_text_tokens(), "every token has its encoding too");
     }
 
     #[test]
