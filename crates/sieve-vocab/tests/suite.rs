@@ -621,7 +621,10 @@ mod shared {
             .map(|t| usize::from(vocab.is_text_readable(t)) + usize::from(vocab.is_defined(t)))
             .sum::<usize>();
         assert_eq!(trie.len(), readings);
-        assert!(trie.len() > vocab.n_text_tokens(), "every token has its encoding too");
+        assert!(
+            trie.len() > vocab.n_text_tokens(),
+            "every token has its encoding too"
+        );
     }
 
     #[test]
