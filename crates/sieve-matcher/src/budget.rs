@@ -109,27 +109,21 @@ impl Budget {
         // reading) and the text walk below skip them.
         self.by_encoding.clear();
         self.by_encoding.resize(words, 0);
+        let feeder = Feeder {
+            table,
+            memo: &memo,
+            trie,
+            remaining,
+        };
         if parser.allowed_bytes().contains(TOKEN_MARKER) {
             self.pending.clear();
-            for (w, &word) in mask.iter().enumerate() {
-                let mut open = word;
-                while open != 0 {
-                    let id = w * 32 + open.trailing_zeros() as usize;
-                    open &= open - 1;
-                    if positions[id][1] != u32::MAX {
-                        self.pending.push(positions[id][1] as usize);
-                    }
-                }
-            }
-            feed_each(
-                parser,
-                table,
-                &memo,
-                trie,
-                &self.pending,
-                remaining,
-                &mut self.verdicts,
-            )?;
+            self.pending.extend(
+                set_bits(mask.iter().copied())
+                    .map(|id| positions[id][1])
+                    .filter(|&pos| pos != u32::MAX)
+                    .map(|pos| pos as usize),
+            );
+            feeder.feed(parser, &self.pending, &mut self.verdicts)?;
             for (&pos, &verdict) in self.pending.iter().zip(&self.verdicts) {
                 let id = trie.token(pos).index();
                 match verdict {
@@ -141,34 +135,25 @@ impl Budget {
             }
         }
         parser.completion_decide(table, &memo, trie, limit, &mut self.fits, &mut self.exceeds);
-        self.pending.clear();
         for (w, word) in mask.iter_mut().enumerate() {
-            let text_read = !self.by_encoding[w];
-            *word &= !(self.exceeds[w] & text_read);
-            let mut open = *word & !self.fits[w] & text_read;
-            while open != 0 {
-                let id = w * 32 + open.trailing_zeros() as usize;
-                open &= open - 1;
-                let text = positions[id][0];
-                if text == u32::MAX {
-                    // Allowed only by its encoding, which is decided above.
-                    continue;
-                }
-                if self.caps[trie.bytes_at(text as usize).len()] > limit {
-                    self.pending.push(text as usize);
-                }
+            *word &= !(self.exceeds[w] & !self.by_encoding[w]);
+        }
+        // Left to feed: text readings neither the backend nor the caps decide. A token with no
+        // text reading is allowed only by its encoding, decided above.
+        self.pending.clear();
+        let undecided = mask
+            .iter()
+            .zip(&self.fits)
+            .zip(&self.by_encoding)
+            .map(|((word, fits), encoded)| word & !fits & !encoded);
+        for id in set_bits(undecided) {
+            let text = positions[id][0];
+            if text != u32::MAX && self.caps[trie.bytes_at(text as usize).len()] > limit {
+                self.pending.push(text as usize);
             }
         }
         self.pending.sort_unstable();
-        feed_each(
-            parser,
-            table,
-            &memo,
-            trie,
-            &self.pending,
-            remaining,
-            &mut self.verdicts,
-        )?;
+        feeder.feed(parser, &self.pending, &mut self.verdicts)?;
         for (&pos, &verdict) in self.pending.iter().zip(&self.verdicts) {
             if verdict != Verdict::Fits {
                 clear(mask, trie.token(pos).index());
@@ -178,53 +163,76 @@ impl Budget {
     }
 }
 
-/// Feeds the readings at trie positions `pending` (sorted) one by one from the parser's
-/// bytes, sharing common prefixes as the mask walk does, and sets `verdicts[k]` for
-/// `pending[k]`. Leaves `parser` as it found it.
-fn feed_each(
-    parser: &mut EngineRecognizer,
-    table: &EngineCompletion,
-    memo: &<EngineRecognizer as Recognizer>::CompletionMemo,
-    trie: &TokenTrie,
-    pending: &[usize],
+/// What feeding a token's reading reads besides the parser: the completion tables, the memo
+/// of the parser's bytes, the trie and the tokens left.
+struct Feeder<'a> {
+    table: &'a EngineCompletion,
+    memo: &'a <EngineRecognizer as Recognizer>::CompletionMemo,
+    trie: &'a TokenTrie,
     remaining: u32,
-    verdicts: &mut Vec<Verdict>,
-) -> Result<(), LimitError> {
-    verdicts.clear();
-    let mut depth = 0usize;
-    let mut previous: Option<usize> = None;
-    let outcome = (|| -> Result<(), LimitError> {
-        for &i in pending {
-            let bytes = trie.bytes_at(i);
-            let common = match previous {
-                Some(p) => common_prefix(trie.bytes_at(p), bytes),
-                None => 0,
-            };
-            let keep = depth.min(common);
-            parser.pop_bytes(depth - keep);
-            depth = keep;
-            previous = Some(i);
-            let mut accepted = true;
-            while depth < bytes.len() {
-                if parser.push_byte(bytes[depth])? {
-                    depth += 1;
-                } else {
-                    accepted = false;
-                    break;
+}
+
+impl Feeder<'_> {
+    /// Feeds the readings at trie positions `pending` (sorted) one by one from the parser's
+    /// bytes, sharing common prefixes as the mask walk does, and sets `verdicts[k]` for
+    /// `pending[k]`. Leaves `parser` as it found it.
+    fn feed(
+        &self,
+        parser: &mut EngineRecognizer,
+        pending: &[usize],
+        verdicts: &mut Vec<Verdict>,
+    ) -> Result<(), LimitError> {
+        let trie = self.trie;
+        verdicts.clear();
+        let mut depth = 0usize;
+        let mut previous: Option<usize> = None;
+        let outcome = (|| -> Result<(), LimitError> {
+            for &i in pending {
+                let bytes = trie.bytes_at(i);
+                let common = match previous {
+                    Some(p) => common_prefix(trie.bytes_at(p), bytes),
+                    None => 0,
+                };
+                let keep = depth.min(common);
+                parser.pop_bytes(depth - keep);
+                depth = keep;
+                previous = Some(i);
+                let mut accepted = true;
+                while depth < bytes.len() {
+                    if parser.push_byte(bytes[depth])? {
+                        depth += 1;
+                    } else {
+                        accepted = false;
+                        break;
+                    }
                 }
+                let bound = parser.completion_bound_from(self.table, self.memo);
+                verdicts.push(if !accepted {
+                    Verdict::Rejected
+                } else if fits(bound, self.remaining, 1) {
+                    Verdict::Fits
+                } else {
+                    Verdict::Exceeds
+                });
             }
-            verdicts.push(if !accepted {
-                Verdict::Rejected
-            } else if fits(parser.completion_bound_from(table, memo), remaining, 1) {
-                Verdict::Fits
-            } else {
-                Verdict::Exceeds
-            });
-        }
-        Ok(())
-    })();
-    parser.pop_bytes(depth);
-    outcome
+            Ok(())
+        })();
+        parser.pop_bytes(depth);
+        outcome
+    }
+}
+
+/// The ids whose bits are set in the words of `words`, in order.
+fn set_bits(words: impl Iterator<Item = u32>) -> impl Iterator<Item = usize> {
+    words.enumerate().flat_map(|(w, mut open)| {
+        std::iter::from_fn(move || {
+            (open != 0).then(|| {
+                let bit = open.trailing_zeros() as usize;
+                open &= open - 1;
+                w * 32 + bit
+            })
+        })
+    })
 }
 
 /// What feeding one reading of a token showed.
