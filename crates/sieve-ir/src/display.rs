@@ -5,6 +5,7 @@
 //! byte classes, rule names, juxtaposition, `|`, parentheses, and `? * + {m} {m,} {m,n}`. A
 //! token terminal's encoding inside a byte string prints as `<[id]>` (`crate::token`); a set
 //! of ids stays the byte classes it is made of.
+//! A rule with a token limit prints as `name[max_tokens=N] ::= …` (XGrammar's spelling).
 //! The output depends only on the grammar's value, never on addresses or hash order.
 
 use std::fmt::{self, Write};
@@ -15,7 +16,10 @@ impl fmt::Display for Grammar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "# root: {}", self.rule(self.root()).name())?;
         for rule in self.rules() {
-            write!(f, "{} ::= ", rule.name())?;
+            match rule.max_tokens() {
+                Some(limit) => write!(f, "{}[max_tokens={limit}] ::= ", rule.name())?,
+                None => write!(f, "{} ::= ", rule.name())?,
+            }
             write_expr(f, self, rule.body(), Precedence::Choice)?;
             f.write_char('\n')?;
         }

@@ -11,6 +11,9 @@ use crate::{Expr, IrError, RuleId};
 pub struct Rule {
     name: String,
     body: Expr,
+    /// The most tokens one occurrence of the rule may span (see [`Rule::max_tokens`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
 }
 
 impl Rule {
@@ -22,6 +25,16 @@ impl Rule {
     /// The rule's body.
     pub fn body(&self) -> &Expr {
         &self.body
+    }
+
+    /// The *token limit* of the rule: every occurrence of it in an output spans at most this
+    /// many tokens, counting each token that holds at least one of its bytes (so an empty
+    /// occurrence spans none, and the token that holds its last byte counts even when it goes
+    /// on past it). XGrammar's `max_tokens` on rules and `any_text`, llguidance's lexeme
+    /// `max_tokens`. At least 1; only the runtime's token-level matchers enforce it (a byte
+    /// string has no tokens), and the rule's language must be regular.
+    pub fn max_tokens(&self) -> Option<u32> {
+        self.max_tokens
     }
 }
 
@@ -132,7 +145,11 @@ impl Grammar {
         let grammar = Grammar {
             rules: rules
                 .into_iter()
-                .map(|(name, body)| Rule { name, body })
+                .map(|(name, body)| Rule {
+                    name,
+                    body,
+                    max_tokens: None,
+                })
                 .collect(),
             root,
         };
@@ -170,8 +187,28 @@ impl Grammar {
                 .declare(&rule.name)
                 .expect("names are unique in a verified grammar");
             builder.define(id, rule.body.clone());
+            if let Some(limit) = rule.max_tokens {
+                builder.limit_tokens(id, limit);
+            }
         }
         builder
+    }
+
+    /// The rules with a token limit ([`Rule::max_tokens`]), with their limits, in id order.
+    pub fn token_limits(&self) -> impl Iterator<Item = (RuleId, u32)> + '_ {
+        self.rule_ids()
+            .zip(&self.rules)
+            .filter_map(|(id, rule)| rule.max_tokens.map(|limit| (id, limit)))
+    }
+
+    /// Gives rule `id` the token limit `limit` (or removes it): for passes that rebuild a
+    /// grammar and put back what they set aside.
+    ///
+    /// # Panics
+    /// When `id` is not from this grammar, or `limit` is `Some(0)`.
+    pub fn set_token_limit(&mut self, id: RuleId, limit: Option<u32>) {
+        assert_ne!(limit, Some(0), "a token limit is at least 1");
+        self.rules[id.index()].max_tokens = limit;
     }
 }
 
@@ -181,6 +218,7 @@ impl Grammar {
 pub struct GrammarBuilder {
     names: Vec<String>,
     bodies: Vec<Option<Expr>>,
+    limits: Vec<Option<u32>>,
     by_name: HashMap<String, RuleId>,
     fresh_names: FreshNames,
 }
@@ -225,6 +263,7 @@ impl GrammarBuilder {
         let id = RuleId::new(self.names.len()).ok_or(IrError::TooManyRules)?;
         self.names.push(name.to_owned());
         self.bodies.push(None);
+        self.limits.push(None);
         self.by_name.insert(name.to_owned(), id);
         Ok(id)
     }
@@ -244,6 +283,15 @@ impl GrammarBuilder {
     /// When `id` was not declared by this builder.
     pub fn define(&mut self, id: RuleId, body: Expr) {
         self.bodies[id.index()] = Some(body);
+    }
+
+    /// Gives a declared rule a token limit ([`Rule::max_tokens`]; at least 1, which
+    /// [`GrammarBuilder::build`] checks).
+    ///
+    /// # Panics
+    /// When `id` was not declared by this builder.
+    pub fn limit_tokens(&mut self, id: RuleId, max_tokens: u32) {
+        self.limits[id.index()] = Some(max_tokens);
     }
 
     /// The id of the rule named `name`.
@@ -275,9 +323,13 @@ impl GrammarBuilder {
     /// result must pass the verifier.
     pub fn build(self, root: RuleId) -> Result<Grammar, IrError> {
         let mut rules = Vec::with_capacity(self.names.len());
-        for (name, body) in self.names.into_iter().zip(self.bodies) {
+        for ((name, body), max_tokens) in self.names.into_iter().zip(self.bodies).zip(self.limits) {
             match body {
-                Some(body) => rules.push(Rule { name, body }),
+                Some(body) => rules.push(Rule {
+                    name,
+                    body,
+                    max_tokens,
+                }),
                 None => return Err(IrError::UndefinedRule(name)),
             }
         }

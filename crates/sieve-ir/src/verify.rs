@@ -66,6 +66,12 @@ pub fn verify(grammar: &Grammar) -> Result<(), Vec<String>> {
             problems.push(format!("rule `{}` is defined twice", rule.name()));
         }
         check_tree(rule.body(), rule_count, rule.name(), &mut problems);
+        if rule.max_tokens() == Some(0) {
+            problems.push(format!(
+                "rule `{}` has a token limit of 0 (the least is 1)",
+                rule.name()
+            ));
+        }
     }
     if problems.is_empty() {
         Ok(())

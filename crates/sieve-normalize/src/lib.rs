@@ -19,6 +19,9 @@
 //! 10. `inline-terminals` — small rules that refer to no other rule are substituted where they
 //!     are used, so lexical structure (a string's characters) lives in one automaton.
 //!
+//! Rules with a token limit (`Rule::max_tokens`) are set aside before the passes and put
+//! back after them as one reference-free regular rule each (`limits`).
+//!
 //! What holds after each pass is stated in its module and checked by [`check_stage`], which
 //! [`normalize`] runs after every pass in debug builds (with the IR verifier); tests run it
 //! always. The final form: every rule is *regular* (repetitions only `?`, `*`, `+`) or
@@ -31,6 +34,7 @@
 
 mod analysis;
 mod flat;
+mod limits;
 pub mod passes;
 mod rebuild;
 
@@ -84,6 +88,23 @@ pub enum NormalizeError {
         actual: usize,
         /// The configured limit.
         limit: usize,
+    },
+    /// A rule with a token limit is not regular: it still refers to itself after
+    /// normalisation (the runtime counts its tokens in one automaton).
+    #[error("rule `{rule}` has a token limit (max_tokens), so it must be regular, but it recurses through `{through}`")]
+    NotRegular {
+        /// The limited rule.
+        rule: String,
+        /// A rule on the cycle.
+        through: String,
+    },
+    /// A rule with a token limit reaches another one.
+    #[error("rule `{outer}` has a token limit (max_tokens) and reaches rule `{inner}`, which has one too; limits do not nest")]
+    NestedTokenLimit {
+        /// The outer limited rule.
+        outer: String,
+        /// The limited rule it reaches.
+        inner: String,
     },
     /// A bug in a pass: its output broke an invariant.
     #[error("internal error in normalisation: {0}")]
@@ -247,7 +268,12 @@ pub fn normalize_traced(
     config: &Config,
     mut after_pass: impl FnMut(&str, &Grammar),
 ) -> Result<Normalized, NormalizeError> {
-    let mut current = grammar.clone();
+    let has_limits = grammar.token_limits().next().is_some();
+    let (mut current, regions) = if has_limits {
+        limits::set_aside(grammar, config)?
+    } else {
+        (grammar.clone(), Vec::new())
+    };
     for pass in PASSES {
         current = (pass.run)(current, config)?;
         check_limits(pass, &current, config)?;
@@ -257,6 +283,15 @@ pub fn normalize_traced(
             })?;
         }
         after_pass(pass.name, &current);
+    }
+    if has_limits {
+        current = limits::splice(current, regions)?;
+        if cfg!(debug_assertions) {
+            check_stage(&current, Stage::Final).map_err(|problem| {
+                NormalizeError::Internal(format!("after splicing limited rules: {problem}"))
+            })?;
+        }
+        after_pass("token-limits", &current);
     }
     debug_assert_eq!(
         PASSES.last().map(|pass| pass.establishes),
