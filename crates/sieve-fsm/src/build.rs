@@ -189,6 +189,8 @@ pub struct GrammarFsms {
     /// Per rule with a hash, each state's canonical number (see [`GrammarFsms::canonical_state`]).
     canonical: Vec<Vec<u32>>,
     names: Vec<String>,
+    /// Per rule, its token limit (`sieve_ir::Rule::max_tokens`).
+    token_limits: Vec<Option<u32>>,
     root: RuleId,
     state_count: usize,
     edge_count: usize,
@@ -233,6 +235,20 @@ impl GrammarFsms {
     /// When `rule` is not a rule of the grammar these automata were built from.
     pub fn name(&self, rule: RuleId) -> &str {
         &self.names[rule.index()]
+    }
+
+    /// The token limit of `rule` (`sieve_ir::Rule::max_tokens`). A normalised grammar's
+    /// limited rules reference no rule, so their automata have byte edges only.
+    ///
+    /// # Panics
+    /// When `rule` is not a rule of the grammar these automata were built from.
+    pub fn token_limit(&self, rule: RuleId) -> Option<u32> {
+        self.token_limits[rule.index()]
+    }
+
+    /// Whether some rule has a token limit.
+    pub fn has_token_limits(&self) -> bool {
+        self.token_limits.iter().any(Option::is_some)
     }
 
     /// The grammar's root rule.
@@ -460,6 +476,7 @@ impl Builder {
                 .iter()
                 .map(|r| r.name().to_owned())
                 .collect(),
+            token_limits: grammar.rules().iter().map(|r| r.max_tokens()).collect(),
             root: grammar.root(),
             state_count,
             edge_count,
