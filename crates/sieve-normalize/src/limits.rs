@@ -157,11 +157,8 @@ fn reachable_from(grammar: &Grammar, root: RuleId) -> Result<Grammar, NormalizeE
         let id = order[next];
         next += 1;
         grammar.rule(id).body().for_each_ref(&mut |r| {
-            if !new_id.contains_key(&r) {
-                new_id.insert(
-                    r,
-                    RuleId::new(order.len()).expect("fewer rules than before"),
-                );
+            if let std::collections::hash_map::Entry::Vacant(slot) = new_id.entry(r) {
+                slot.insert(RuleId::new(order.len()).expect("fewer rules than before"));
                 order.push(r);
             }
         });
@@ -331,8 +328,8 @@ pub(crate) fn splice(grammar: Grammar, regions: Vec<Region>) -> Result<Grammar, 
     let mut rule_of: Vec<Option<RuleId>> = vec![None; regions.len()];
     let mut added: Vec<(usize, RuleId)> = Vec::new();
     let first_new = rules.len();
-    for i in 0..first_new {
-        let body = std::mem::replace(&mut rules[i].1, Expr::empty());
+    for (_, body_slot) in rules.iter_mut().take(first_new) {
+        let body = std::mem::replace(body_slot, Expr::empty());
         let mut fresh = |index: usize| -> RuleId {
             *rule_of[index].get_or_insert_with(|| {
                 let id = RuleId::new(first_new + added.len()).expect("rule count is bounded");
@@ -340,7 +337,7 @@ pub(crate) fn splice(grammar: Grammar, regions: Vec<Region>) -> Result<Grammar, 
                 id
             })
         };
-        rules[i].1 = replace_placeholders(&body, &mut fresh);
+        *body_slot = replace_placeholders(&body, &mut fresh);
     }
     let mut names = sieve_ir::FreshNames::default();
     for &(index, _) in &added {
