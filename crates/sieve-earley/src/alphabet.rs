@@ -63,7 +63,6 @@ impl Alphabet {
     }
 
     /// The number of classes.
-    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.members.len()
     }

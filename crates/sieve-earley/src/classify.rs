@@ -31,8 +31,7 @@
 //! counted rule at successive counts, meet the rows of the ones classified before. Starting
 //! rows are kept apart from the rows of the same configurations below a first byte.
 
-use std::collections::HashMap;
-
+use foldhash::HashMap;
 use sieve_backend::{push_range, Classification, TokenSet};
 use sieve_vocab::{ClassRegion, TextRegion, TokenTrie, Utf8State, CHAIN_DEPTH};
 
@@ -41,6 +40,8 @@ use crate::grammar::EarleyGrammar;
 use std::sync::Mutex;
 
 use crate::within::{Config, Frontier, Stacks, StaticWalk};
+
+mod local;
 
 /// The most rows one classification builds (256 entries of 4 bytes each).
 const MAX_ROWS: usize = 4096;
@@ -78,9 +79,28 @@ pub(crate) struct Tables {
     /// Per row, whether [`Dfa::fill_lexical_row`] has run on it, and whether all its
     /// entries are known.
     lexical_tried: Vec<bool>,
+    /// Per row, its row-local classes once computed, and how many steps it took one class of
+    /// the grammar's alphabet at a time.
+    local: Vec<Local>,
+    misses: Vec<u8>,
     complete: Vec<bool>,
     stacks: Stacks,
 }
+
+/// A row's row-local classes (see `local.rs`).
+#[derive(Clone)]
+enum Local {
+    /// Not computed yet.
+    Untried,
+    /// More than half the grammar's classes, or the exploration gave up.
+    None,
+    /// The classes, as bit sets of bytes.
+    Classes(Vec<[u64; 4]>),
+}
+
+/// A row steps one class of the grammar's alphabet at a time this many times before its
+/// row-local classes are computed: a row the walk meets at a few bytes never needs them.
+const LOCAL_AFTER: u8 = 2;
 
 /// The most rows kept between classifications (256 entries of 4 bytes each, about half a
 /// megabyte in all): tables that grew past it are dropped, and the next classification
@@ -137,6 +157,8 @@ struct Dfa<'g> {
     start_of_configs: HashMap<Vec<Config>, u32>,
     is_start: Vec<bool>,
     lexical_tried: Vec<bool>,
+    local: Vec<Local>,
+    misses: Vec<u8>,
     complete: Vec<bool>,
     /// The starting row, stepped as a token's first byte.
     start: u32,
@@ -176,6 +198,8 @@ impl<'g> Dfa<'g> {
             start_of_configs: tables.start_of_configs,
             is_start: tables.is_start,
             lexical_tried: tables.lexical_tried,
+            local: tables.local,
+            misses: tables.misses,
             complete: tables.complete,
             start: 0,
             overflowed: false,
@@ -203,6 +227,8 @@ impl<'g> Dfa<'g> {
             start_of_configs: self.start_of_configs,
             is_start: self.is_start,
             lexical_tried: self.lexical_tried,
+            local: self.local,
+            misses: self.misses,
             complete: self.complete,
             stacks: self.walk.into_stacks(),
         })
@@ -213,6 +239,8 @@ impl<'g> Dfa<'g> {
         self.frontier_of_row.push(frontier);
         self.is_start.push(start);
         self.lexical_tried.push(false);
+        self.local.push(Local::Untried);
+        self.misses.push(0);
         self.complete.push(false);
         self.table.resize(self.table.len() + 256, UNKNOWN);
         row
@@ -241,6 +269,68 @@ impl<'g> Dfa<'g> {
         if self.table[at] != UNKNOWN {
             return self.table[at];
         }
+        if self.misses[row as usize] < LOCAL_AFTER {
+            self.misses[row as usize] += 1;
+        } else if let Some(entry) = self.step_local(row, byte) {
+            return entry;
+        }
+        let entry = self.stepped(row, byte);
+        // Every byte of the class steps alike (see `alphabet.rs`).
+        let base = row as usize * 256;
+        for &b in self.alphabet.class(byte) {
+            self.table[base + b as usize] = entry;
+        }
+        entry
+    }
+
+    /// The row-local classes of `row` (see `local.rs`), computed on first use; `None` when
+    /// they are not fewer than half the grammar's classes.
+    fn local_classes(&mut self, row: u32) -> Option<&[[u64; 4]]> {
+        if let Local::Untried = self.local[row as usize] {
+            let classes = local::classes(
+                self.g,
+                &self.walk,
+                self.frontier_of_row[row as usize].configs(),
+                self.is_start[row as usize],
+                self.alphabet.len() / 2,
+            );
+            self.local[row as usize] = match classes {
+                Some(classes) => Local::Classes(classes),
+                None => Local::None,
+            };
+        }
+        match &self.local[row as usize] {
+            Local::Classes(classes) => Some(classes),
+            Local::Untried | Local::None => None,
+        }
+    }
+
+    /// The entry of `row` for `byte` by one step for its whole row-local class, filling the
+    /// class's entries; `None` when the row has no local classes.
+    fn step_local(&mut self, row: u32, byte: u8) -> Option<u32> {
+        let in_class = |class: &[u64; 4], b: u8| class[b as usize / 64] & (1 << (b % 64)) != 0;
+        let class = *self
+            .local_classes(row)?
+            .iter()
+            .find(|class| in_class(class, byte))?;
+        let base = row as usize * 256;
+        let known = (0..=255u8)
+            .filter(|&b| in_class(&class, b))
+            .map(|b| self.table[base + b as usize])
+            .find(|&entry| entry != UNKNOWN);
+        let entry = match known {
+            Some(entry) => entry,
+            None => self.stepped(row, byte),
+        };
+        for b in (0..=255u8).filter(|&b| in_class(&class, b)) {
+            self.table[base + b as usize] = entry;
+        }
+        Some(entry)
+    }
+
+    /// One [`StaticWalk::step_into`] from `row` on `byte`: the entry it makes (a new row is
+    /// added for new configurations when there is room).
+    fn stepped(&mut self, row: u32, byte: u8) -> u32 {
         let first = self.is_start[row as usize];
         self.walk.step_into(
             &self.frontier_of_row[row as usize],
@@ -260,11 +350,6 @@ impl<'g> Dfa<'g> {
             self.scratch = configs;
             entry
         };
-        // Every byte of the class steps alike (see `alphabet.rs`).
-        let base = row as usize * 256;
-        for &b in self.alphabet.class(byte) {
-            self.table[base + b as usize] = entry;
-        }
         entry
     }
 
@@ -300,6 +385,22 @@ impl Dfa<'_> {
         }
         self.fill_lexical_row(row);
         if self.frontier_of_row[row as usize].single().is_none() {
+            return;
+        }
+        if let Some(classes) = self.local_classes(row) {
+            let representatives: Vec<u8> = classes
+                .iter()
+                .map(|class| {
+                    let word = class.iter().position(|&w| w != 0).expect("non-empty class");
+                    (word * 64) as u8 + class[word].trailing_zeros() as u8
+                })
+                .collect();
+            for byte in representatives {
+                if self.table[row as usize * 256 + byte as usize] == UNKNOWN {
+                    self.step_local(row, byte);
+                }
+            }
+            self.complete[row as usize] = true;
             return;
         }
         for byte in 0..=255u8 {
@@ -411,7 +512,7 @@ fn classify_with(
     walker.fast[0] = dfa.start;
     let chain = dfa.class_chain();
     let text = chain.as_ref().and_then(|chain| {
-        let rows = dfa.text_rows(chain).or_else(|| dfa.text_chain(chain))?;
+        let rows = dfa.text_rows(chain).or_else(|| dfa.chain_text(chain))?;
         Some((trie.text_region(&rows.class)?, rows))
     });
     let bytes = || {
@@ -653,41 +754,86 @@ impl Dfa<'_> {
         })
     }
 
-    /// When `chain`'s class is ASCII only and, from the start, every character the decoder
-    /// reads (an ASCII byte of the class, or a well-formed multi-byte sequence) steps the
-    /// walk through rows that depend only on how many characters have started and on the
-    /// decoder state, never with `LEFT` — a string with a bounded length — those rows, with
-    /// how the chain ends: looping (a count's rows repeat), dying (every character start
-    /// from some count is `DEAD`), or open past [`CHAIN_DEPTH`] characters.
-    fn text_chain(&mut self, chain: &Chain) -> Option<TextRows> {
-        let class = chain.class;
+    /// The text rows of `chain` ([`Dfa::text_chain`]), read first with the class its last row
+    /// loops on and odd first bytes, then, when that fails, with the chain's own class.
+    ///
+    /// A chain's class is what every step agrees on, so a start whose first byte has a
+    /// different meaning for a few bytes — a partial trigger of free text (after `<`, `t`
+    /// continues the trigger while the other characters return to plain text) — leaves those
+    /// bytes out of the class, and every token holding one of them would leave the region.
+    /// Read with the loop's class, those bytes are odd first bytes instead: only their
+    /// subtrees are walked, and the region is the plain text's, shared by every such state.
+    fn chain_text(&mut self, chain: &Chain) -> Option<TextRows> {
+        if let Some(class) = self.loop_class(chain) {
+            if let Some(text) = self.text_chain(class, MAX_ODD_FIRST_BYTES) {
+                return Some(text);
+            }
+        }
+        self.text_chain(chain.class, 0)
+    }
+
+    /// The ASCII bytes on which the last row of a looping `chain` steps to itself, when
+    /// they are more than the chain's class and at least [`MIN_CHAIN_CLASS`].
+    fn loop_class(&mut self, chain: &Chain) -> Option<[u64; 4]> {
+        if chain.end != ChainEnd::Loops || chain.rows.len() < 3 {
+            return None;
+        }
+        let row = chain.rows[chain.rows.len() - 1] & ROW;
+        let mut class = [0u64; 4];
+        let mut size = 0;
+        for byte in 0..128u8 {
+            if self.entry(row, byte) == row {
+                class[byte as usize / 64] |= 1 << (byte % 64);
+                size += 1;
+            }
+        }
+        (size >= MIN_CHAIN_CLASS && class != chain.class).then_some(class)
+    }
+
+    /// When `class` is ASCII only and, from the start, every character the decoder reads (an
+    /// ASCII byte of `class`, or a well-formed multi-byte sequence) steps the walk through
+    /// rows that depend only on how many characters have started and on the decoder state,
+    /// never with `LEFT` — a string with a bounded length — those rows, with how the chain
+    /// ends: looping (a count's rows repeat), dying (every character start from some count
+    /// is `DEAD`), or open past [`CHAIN_DEPTH`] characters. Up to `max_odd` first bytes may
+    /// step from the start elsewhere than the others of their decoder state (or die, or
+    /// set `LEFT`): they are returned as odd first bytes, whose subtrees are walked.
+    fn text_chain(&mut self, class: [u64; 4], max_odd: usize) -> Option<TextRows> {
         if class[2] | class[3] != 0 {
             return None;
         }
         let mut first = [NO_ROW; 8];
         first[Utf8State::Boundary as usize] = self.start;
         let mut rows = vec![first];
+        let mut odd_first_bytes = Vec::new();
         loop {
             let count = rows.len() - 1;
             if count == CHAIN_DEPTH {
-                return self.text_rows_ending(rows, ChainEnd::Open, class);
+                return self.text_rows_ending(rows, ChainEnd::Open, class, odd_first_bytes);
             }
             let from = rows[count][Utf8State::Boundary as usize];
             self.fill_row(from);
             let mut next = [NO_ROW; 8];
             let (mut dead, mut alive) = (false, false);
-            for (byte, state) in successors(Utf8State::Boundary, &class) {
-                match self.entry(from, byte) {
-                    DEAD => dead = true,
-                    entry if entry & (SPECIAL | LEFT) != 0 => return None,
-                    entry => {
-                        alive = true;
-                        set_row(&mut next, state, entry)?;
+            if count == 0 && max_odd > 0 {
+                odd_first_bytes = self.first_rows(class, &mut next, max_odd)?;
+                alive = next.iter().any(|&row| row != NO_ROW);
+            } else {
+                for (byte, state) in successors(Utf8State::Boundary, &class) {
+                    match self.entry(from, byte) {
+                        DEAD => dead = true,
+                        entry if entry & (SPECIAL | LEFT) != 0 => return None,
+                        entry => {
+                            alive = true;
+                            set_row(&mut next, state, entry)?;
+                        }
                     }
                 }
             }
             match (dead, alive) {
-                (true, false) => return self.text_rows_ending(rows, ChainEnd::Dies, class),
+                (true, false) => {
+                    return self.text_rows_ending(rows, ChainEnd::Dies, class, odd_first_bytes)
+                }
                 (true, true) | (false, false) => return None,
                 (false, true) => {}
             }
@@ -719,9 +865,40 @@ impl Dfa<'_> {
             rows.push(next);
             if repeats {
                 // The next count's rows are stepped from the same row: they repeat.
-                return self.text_rows_ending(rows, ChainEnd::Loops, class);
+                return self.text_rows_ending(rows, ChainEnd::Loops, class, odd_first_bytes);
             }
         }
+    }
+
+    /// The rows after a first byte from the start, per decoder state: the entry most bytes of
+    /// that state have, when it is a row without `LEFT`; the bytes that step elsewhere are
+    /// returned, sorted (`None` when they are more than `max_odd`).
+    fn first_rows(
+        &mut self,
+        class: [u64; 4],
+        next: &mut [u32; 8],
+        max_odd: usize,
+    ) -> Option<Vec<u8>> {
+        let firsts: Vec<(u8, Utf8State, u32)> = successors(Utf8State::Boundary, &class)
+            .map(|(byte, state)| (byte, state, self.entry(self.start, byte)))
+            .collect::<Vec<_>>();
+        for state in Utf8State::ALL {
+            let mut entries: Vec<u32> = firsts
+                .iter()
+                .filter(|&&(_, s, entry)| s == state && entry & (SPECIAL | LEFT) == 0)
+                .map(|&(_, _, entry)| entry)
+                .collect();
+            entries.sort_unstable();
+            if let Some(run) = entries.chunk_by(|a, b| a == b).max_by_key(|run| run.len()) {
+                next[state as usize] = run[0];
+            }
+        }
+        let odd: Vec<u8> = firsts
+            .iter()
+            .filter(|&&(_, state, entry)| next[state as usize] != entry)
+            .map(|&(byte, _, _)| byte)
+            .collect();
+        (odd.len() <= max_odd).then_some(odd)
     }
 
     fn text_rows_ending(
@@ -729,13 +906,14 @@ impl Dfa<'_> {
         rows: Vec<[u32; 8]>,
         end: ChainEnd,
         class: [u64; 4],
+        odd_first_bytes: Vec<u8>,
     ) -> Option<TextRows> {
         // A chain of one count that loops is the plain loop, which `text_rows` handles.
         (rows.len() > 2 || end != ChainEnd::Loops).then_some(TextRows {
             rows,
             end,
             class,
-            odd_first_bytes: Vec::new(),
+            odd_first_bytes,
         })
     }
 
@@ -1170,6 +1348,29 @@ mod tests {
         }
     }
 
+    /// Free text up to one of several stop phrases — phrases sharing a prefix, one phrase a
+    /// prefix of another, a phrase inside a longer one — has a state per partial phrase whose
+    /// rows use row-local byte classes and whose text regions have odd first bytes: on each,
+    /// the fast walk equals the static walk.
+    #[test]
+    fn free_text_with_partial_stop_phrases_equals_the_static_walk() {
+        let trie = TokenTrie::new(Vocabulary::embedded_default());
+        let grammars = [
+            r#"root ::= text_until("<tool>", "<tag>") [a-z]* "!""#,
+            r#"root ::= text_until("<a", "<ab>", "<abc") "x""#,
+            r#"root ::= "[" text_until("]]", "]>") | "(" text_until("<|", "<|end|>") "."  "#,
+            r#"root ::= (text_until("\n\n") | text_until("</think>")) "ok""#,
+        ];
+        let mut checked = 0;
+        for text in grammars {
+            let grammar = sieve_gbnf::compile(text, &Default::default())
+                .unwrap_or_else(|e| panic!("{text}: {e:?}"));
+            let g = engine(&grammar).expect("compiles");
+            checked += assert_fast_equals_reference(&g, &trie, text);
+        }
+        assert!(checked > 40, "only {checked} states checked");
+    }
+
     /// A JSON string's characters (UTF-8 validated, with escapes), free or with a bounded
     /// length, are read as text, and the classification through the text region equals the
     /// static walk's (GPT-2's vocabulary has tokens that end inside a character and tokens
@@ -1203,7 +1404,7 @@ mod tests {
                     if let Some(text) = dfa.text_rows(&chain) {
                         text_states += 1;
                         odd_states += usize::from(!text.odd_first_bytes.is_empty());
-                    } else if let Some(text) = dfa.text_chain(&chain) {
+                    } else if let Some(text) = dfa.chain_text(&chain) {
                         chain_ends.push(text.end);
                     }
                 }
@@ -1266,7 +1467,7 @@ mod tests {
                         );
                         let mut dfa = Dfa::new(&g, item, &context, MAX_ROWS, Tables::default());
                         let chain = dfa.class_chain().expect(&label);
-                        text += usize::from(dfa.text_chain(&chain).is_some());
+                        text += usize::from(dfa.chain_text(&chain).is_some());
                         checked += 1;
                     }
                 }

@@ -214,6 +214,13 @@ impl<'g> StaticWalk<'g> {
         self.stacks
     }
 
+    /// The top frame of the non-empty walk-local `stack`: the state it returns to, its item
+    /// count (`NOT_COUNTED` for a plain return) and the stack below it.
+    pub(crate) fn top_frame(&self, stack: u32) -> (u32, u32, u32) {
+        let frame = self.stacks.frames[stack as usize];
+        (frame.ret, frame.count, frame.parent)
+    }
+
     /// The frontier before any byte, from a scan item in `state` whose rule, once complete,
     /// returns to `context[0]` — a state of the caller, with the count its item will have
     /// when that state is counted (else [`NOT_COUNTED`]) — whose rule returns to
