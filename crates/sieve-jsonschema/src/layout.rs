@@ -22,7 +22,7 @@
 use serde_json::Value;
 use sieve_ir::{ByteClass, Expr};
 
-use crate::string::{any_char, spell, spell_except, string_literal};
+use crate::string::{any_char, spell_char, spell_except, string_literal};
 use crate::{Error, ErrorKind, Escapes, Options, Whitespace};
 
 /// The gap and separator expressions of one compilation.
@@ -220,7 +220,7 @@ pub(crate) fn string_except(
         used.sort_unstable();
         for &(c, next) in &children[node] {
             let rest = exprs[next].take().expect("children come later");
-            let spelled = spell(&[(c as u32, c as u32)], escapes).expect("one character");
+            let spelled = spell_char(c, escapes);
             alternatives.push(Expr::seq([spelled, rest]));
         }
         let other = match others.get(&used) {

@@ -143,7 +143,7 @@ pub enum PropertyOrder {
 }
 
 /// How characters inside strings may be written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Escapes {
     /// Everything RFC 8259 allows: any character may be written as `\uXXXX` (hex digits in
     /// either case, characters outside the BMP as a surrogate pair), `\/` is allowed, and

@@ -697,9 +697,54 @@ fn raw_chars() -> Ranges {
     pattern::normalize(vec![(0x20, 0x21), (0x23, 0x5b), (0x5d, 0x10ffff)])
 }
 
-/// Every spelling under `escapes` of one character other than `used`; `None` when nothing is
-/// left.
+/// The most sets [`spell_except`] keeps per process; past it the memo starts afresh (a
+/// schema rarely has more than a few dozen distinct sets).
+const SPELL_EXCEPT_MEMO: usize = 4096;
+
+/// Every spelling under `escapes` of one character other than `used` (sorted, no
+/// duplicates); `None` when nothing is left.
+///
+/// Memoised per process: every object that admits undeclared keys excludes, node by node of
+/// the trie of its declared names, sets such as `{'a'}` or `{'n', 's'}` that recur across
+/// objects and schemas, and building one costs tens of thousands of instructions (a clone
+/// costs a few hundred).
 pub(crate) fn spell_except(used: &[char], escapes: Escapes) -> Option<Expr> {
+    type Memo = HashMap<(Vec<char>, Escapes), Option<Expr>>;
+    static MEMO: OnceLock<Mutex<Memo>> = OnceLock::new();
+    let memo = MEMO.get_or_init(Mutex::default);
+    let key = (used.to_vec(), escapes);
+    if let Some(expr) = memo.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return expr.clone();
+    }
+    let expr = build_spell_except(used, escapes);
+    let mut memo = memo.lock().unwrap_or_else(|e| e.into_inner());
+    if memo.len() >= SPELL_EXCEPT_MEMO {
+        memo.clear();
+    }
+    memo.insert(key, expr.clone());
+    expr
+}
+
+/// Every spelling under `escapes` of the one character `c` ([`spell`] of `c` alone). ASCII
+/// characters' are built once per process, as property names are mostly made of them.
+pub(crate) fn spell_char(c: char, escapes: Escapes) -> Expr {
+    static ASCII: OnceLock<[Vec<Expr>; 2]> = OnceLock::new();
+    let build = |c: char, escapes| spell(&[(c as u32, c as u32)], escapes).expect("one character");
+    match u8::try_from(c) {
+        Ok(byte) if byte.is_ascii() => {
+            let table = ASCII.get_or_init(|| {
+                [Escapes::Any, Escapes::Canonical]
+                    .map(|escapes| (0..=127u8).map(|b| build(char::from(b), escapes)).collect())
+            });
+            let mode = usize::from(escapes == Escapes::Canonical);
+            table[mode][usize::from(byte)].clone()
+        }
+        _ => build(c, escapes),
+    }
+}
+
+/// [`spell_except`], built.
+fn build_spell_except(used: &[char], escapes: Escapes) -> Option<Expr> {
     let used = pattern::normalize(used.iter().map(|&c| (c as u32, c as u32)).collect());
     let scalars = [(0, 0xd7ff), (0xe000, 0x10ffff)];
     spell(
