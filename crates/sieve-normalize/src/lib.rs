@@ -37,6 +37,7 @@ mod flat;
 mod limits;
 pub mod passes;
 mod rebuild;
+mod right_linear;
 
 use sieve_ir::{ExprKind, Grammar};
 

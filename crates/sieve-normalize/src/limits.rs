@@ -8,9 +8,10 @@
 //! rule aside and puts it back:
 //!
 //! 1. [`set_aside`]: each limited rule `R` is normalised on its own (the rules it reaches,
-//!    with `R` as root), then everything it references is substituted into its body (counted
-//!    repetitions written out), giving one regular expression `E`; a reference that remains
-//!    recursive is an error naming the cycle. In the grammar the passes see, `R`'s body
+//!    with `R` as root), right-linear cycles among them (free text written as an automaton)
+//!    are solved into loops (`crate::right_linear`), then everything it references is
+//!    substituted into its body (counted repetitions written out), giving one regular
+//!    expression `E`; a reference that remains recursive is an error naming the cycle. In the grammar the passes see, `R`'s body
 //!    becomes a *placeholder*: a byte string no text holds (`0xFF` and a pseudo token id
 //!    `2²³ + i`; token ids are below 2²³, and text never holds `0xFF`), optional when `E`
 //!    derives ε.
@@ -132,6 +133,8 @@ fn regular_body(
 ) -> Result<Body, NormalizeError> {
     let sub = reachable_from(grammar, id)?;
     let normalized = crate::normalize(&sub, config)?.into_grammar();
+    let normalized =
+        crate::right_linear::solve(&normalized, grammar.rule(id).name(), config.max_size)?;
     let mut inliner = Inliner {
         grammar: &normalized,
         on_path: vec![false; normalized.rules().len()],
@@ -341,10 +344,16 @@ pub(crate) fn splice(grammar: Grammar, regions: Vec<Region>) -> Result<Grammar, 
     }
     let mut names = sieve_ir::FreshNames::default();
     for &(index, _) in &added {
+        // The limited rule keeps the user's name (errors and printed grammars name it so);
+        // a rule still holding that name, the placeholder's caller, takes a fresh one.
         let region = &regions[index];
-        let name = names.next(&region.name, |n| taken.contains(n));
-        taken.insert(name.clone());
-        rules.push((name, region.body.clone()));
+        if let Some(old) = rules.iter_mut().find(|(n, _)| *n == region.name) {
+            let fresh = names.next(&region.name, |n| taken.contains(n));
+            taken.insert(fresh.clone());
+            old.0 = fresh;
+        }
+        taken.insert(region.name.clone());
+        rules.push((region.name.clone(), region.body.clone()));
     }
     let mut grammar = Grammar::from_rewrite(rules, root).map_err(NormalizeError::from_ir)?;
     for (index, id) in added {
