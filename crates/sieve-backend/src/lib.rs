@@ -22,7 +22,8 @@
 //! [`Recognizer::contexts`]`(s)`:
 //!
 //! 1. every token in `classify(k).accepted` for some `k ∈ K` is accepted by `r` (its bytes
-//!    pushed one by one are all accepted);
+//!    pushed one by one are all accepted, and [`Recognizer::can_end_token`] holds after
+//!    them);
 //! 2. every text token that is in no `classify(k).accepted` and in no `classify(k).uncertain`
 //!    range, over all `k ∈ K`, is rejected by `r`;
 //! 3. [`Recognizer::allowed_bytes`] is exactly the set of bytes [`Recognizer::push_byte`]
@@ -159,6 +160,23 @@ pub trait Recognizer: Clone + Send + Sync + fmt::Debug {
         self.pop_bytes(self.len());
     }
 
+    /// Marks the end of a token at the current bytes, for grammars whose rules limit the
+    /// tokens they span (`sieve_ir::Rule::max_tokens`): parts of the recogniser that could
+    /// no longer finish within their limit are dropped. Returns whether the input can still
+    /// go on or finish (when not, pop bytes to go back). Called once after the bytes of each
+    /// accepted token; popping those bytes undoes it. The default (no limits) changes
+    /// nothing.
+    fn end_token(&mut self) -> bool {
+        true
+    }
+
+    /// Whether [`Recognizer::end_token`] would leave the recogniser alive; changes nothing.
+    /// A token is accepted iff its bytes are and this holds after them: every mask path
+    /// checks it after a token's last byte.
+    fn can_end_token(&self) -> bool {
+        true
+    }
+
     /// Appends to `out` the current scannable states (repeats allowed). Cheap: called at
     /// every mask.
     fn states(&self, out: &mut Vec<u32>);
@@ -257,6 +275,19 @@ pub trait Backend: Send + Sync + fmt::Debug {
     /// The fingerprint of `state`'s bare classification, or `None` when the backend cannot
     /// name one soundly (then the classification is never shared across grammars).
     fn fingerprint(&self, state: u32) -> Option<Fingerprint>;
+
+    /// Prepares the grammar's token limits (`sieve_ir::Rule::max_tokens`) for `trie`, the
+    /// vocabulary every token will come from; called once when a grammar is compiled for a
+    /// vocabulary. Fails with a message naming the rule when a limit cannot be honoured
+    /// (a backend without token limits refuses such grammars when it is built). The default
+    /// has nothing to prepare.
+    ///
+    /// # Errors
+    /// A message naming the rule whose limit cannot be honoured with this vocabulary.
+    fn prepare_token_limits(&self, trie: &TokenTrie) -> Result<(), String> {
+        let _ = trie;
+        Ok(())
+    }
 
     /// The tables [`Recognizer::completion_bound`] and [`Recognizer::completion_caps`] read,
     /// for the text tokens of `trie`. A pure function of the grammar and the trie; built once

@@ -43,16 +43,32 @@ impl Recognizer for Parser {
         Parser::reset(self);
     }
 
+    fn end_token(&mut self) -> bool {
+        Parser::end_token(self)
+    }
+
+    fn can_end_token(&self) -> bool {
+        Parser::can_end_token(self)
+    }
+
+    /// Each scan item's state, or its tight key near a token limit (see `limits.rs`).
     fn states(&self, out: &mut Vec<u32>) {
-        out.extend(self.scan_states());
+        if self.grammar().limits.any() {
+            out.extend(self.top_scans().iter().map(|&item| self.item_key(item)));
+        } else {
+            out.extend(self.scan_states());
+        }
     }
 
     /// A scan item's context is the chain of items its rule returns to: for each item
     /// waiting on the rule where it started, that item's state and count after the rule,
     /// then in turn the items waiting on that item's rule, up to [`Key::MAX_CONTEXT`] levels.
-    fn contexts(&self, state: u32, out: &mut Vec<Key>) {
-        self.scan_contexts(state, Key::MAX_CONTEXT, |frames| {
-            out.push(Key::with_context(state, frames));
+    fn contexts(&self, key: u32, out: &mut Vec<Key>) {
+        let limits = &self.grammar().limits;
+        let state = limits.tight(key).map_or(key, |(state, _)| state);
+        let keep = |item| !limits.any() || self.item_key(item) == key;
+        self.scan_contexts(state, keep, Key::MAX_CONTEXT, |frames| {
+            out.push(Key::with_context(key, frames));
         });
     }
 
@@ -96,13 +112,19 @@ impl Backend for EarleyGrammar {
         Parser::new(self.clone())
     }
 
+    /// The grammar's states, then the tight keys of token limits (see `limits.rs`).
     fn state_count(&self) -> usize {
-        EarleyGrammar::state_count(self)
+        EarleyGrammar::state_count(self) + self.limits.tight_count()
     }
 
-    /// States with byte edges.
+    /// States with byte edges. Tight keys are classified when met, never ahead of time.
     fn is_scannable(&self, key: u32) -> bool {
-        self.states[key as usize].class != crate::grammar::NO_CLASS
+        self.limits.tight(key).is_none()
+            && self.states[key as usize].class != crate::grammar::NO_CLASS
+    }
+
+    fn prepare_token_limits(&self, trie: &TokenTrie) -> Result<(), String> {
+        EarleyGrammar::prepare_token_limits(self, trie).map_err(|error| error.to_string())
     }
 
     /// A frame returning to a counted state `X{min,max}` with count `c` is decided by how far
@@ -137,6 +159,7 @@ impl Backend for EarleyGrammar {
 
     /// The number of bytes the state has edges for.
     fn cost_hint(&self, state: u32) -> u32 {
+        let state = self.limits.tight(state).map_or(state, |(state, _)| state);
         let class = self.states[state as usize].class;
         if class == crate::grammar::NO_CLASS {
             0
@@ -152,6 +175,9 @@ impl Backend for EarleyGrammar {
     /// limits, which change the result.
     fn fingerprint(&self, state: u32) -> Option<Fingerprint> {
         const EARLEY_STATIC_WALK_V1: u64 = 0x4541_524c_4559_0001;
+        if self.limits.tight(state).is_some() {
+            return None;
+        }
         let info = self.states[state as usize];
         let hash = self.rule_hash[info.rule as usize]?;
         let canonical = self.canonical[state as usize];
@@ -195,6 +221,12 @@ impl Backend for EarleyGrammar {
                 )
             })
             .collect();
-        crate::classify::classify(self, trie, key.state, &context)
+        match self.limits.tight(key.state) {
+            None => crate::classify::classify(self, trie, key.state, &context),
+            Some((state, allowance)) => {
+                let plain = crate::classify::classify(self, trie, state, &context);
+                crate::limits::tighten(self, trie, state, allowance, plain)
+            }
+        }
     }
 }

@@ -103,6 +103,10 @@ pub struct EarleyGrammar {
     pub(crate) alphabet: std::sync::OnceLock<crate::alphabet::Alphabet>,
     /// The classification walk's rows, kept between classifications (see `classify.rs`).
     pub(crate) walk_tables: crate::classify::SharedTables,
+    /// Per rule, its name (for errors).
+    pub(crate) rule_names: Vec<String>,
+    /// The rules with a token limit (see `limits.rs`).
+    pub(crate) limits: crate::limits::Limits,
 }
 
 fn to_u32(n: usize) -> u32 {
@@ -146,6 +150,8 @@ impl EarleyGrammar {
             canonical: Vec::with_capacity(next),
             alphabet: std::sync::OnceLock::new(),
             walk_tables: crate::classify::SharedTables::default(),
+            rule_names: fsms.rule_ids().map(|r| fsms.name(r).to_owned()).collect(),
+            limits: crate::limits::Limits::default(),
         };
         let rule_ids: Vec<sieve_ir::RuleId> = fsms.rule_ids().collect();
         let mut class_ids: HashMap<ByteClass, u32> = HashMap::default();
@@ -240,6 +246,11 @@ impl EarleyGrammar {
             g.nullable[g.root as usize] = true;
         }
         (g.first, g.follow) = crate::within::first_and_follow(&g);
+        let limits = fsms
+            .rule_ids()
+            .map(|r| fsms.token_limit(r).unwrap_or(0))
+            .collect();
+        g.limits = crate::limits::Limits::new(&g, limits);
         g
     }
 

@@ -59,6 +59,7 @@ mod classify;
 mod completion;
 mod dedup;
 mod grammar;
+mod limits;
 mod parser;
 mod within;
 
@@ -66,6 +67,7 @@ use std::fmt;
 
 pub use completion::{CompletionMemo, CompletionTable};
 pub use grammar::EarleyGrammar;
+pub use limits::{TokenLimitError, MAX_TIGHT};
 pub use parser::{Parser, Stats};
 
 /// Limits and switches of the recogniser. The fields are public so callers can write

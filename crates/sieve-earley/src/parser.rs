@@ -60,6 +60,9 @@ struct SetInfo {
     leos_end: usize,
     allowed: ByteClass,
     can_finish: bool,
+    /// The tokens ended at or before this set ([`Parser::end_token`]); what token limits
+    /// count with (see `limits.rs`).
+    tokens: u32,
     /// Items processed while building the set (stored or discarded).
     work: u32,
     /// Work units spent building the set (what `Config::max_work_per_byte` bounds).
@@ -307,6 +310,7 @@ impl Build<'_> {
             leos_end: self.leos.len(),
             allowed,
             can_finish: self.can_finish,
+            tokens: 0,
             work: u32::try_from(self.scratch.dedup.len()).unwrap_or(u32::MAX),
             fuel: u32::try_from(self.fuel).unwrap_or(u32::MAX),
         })
@@ -461,8 +465,90 @@ impl Parser {
             limit,
             max_fuel,
         )?;
-        self.sets.push(info);
+        self.sets.push(SetInfo {
+            tokens: top.tokens,
+            ..info
+        });
         Ok(true)
+    }
+
+    /// Marks the end of a token at the current bytes: the items of rules with a token limit
+    /// that could no longer finish within it are dropped (see `limits.rs`). Returns whether
+    /// the input can still go on or finish; when it cannot, the parser is dead (pop bytes to
+    /// go back). Call it once after the bytes of each token.
+    pub fn end_token(&mut self) -> bool {
+        let grammar = self.grammar.clone();
+        if grammar.limits.any() {
+            let top = *self.top();
+            let mut kept = top.scans;
+            for i in top.scans..self.scans.len() {
+                let item = self.scans[i];
+                if self.survives_token_end(&grammar, item) {
+                    self.scans[kept] = item;
+                    kept += 1;
+                }
+            }
+            if kept != self.scans.len() {
+                self.scans.truncate(kept);
+                let mut allowed = ByteClass::EMPTY;
+                for item in &self.scans[top.scans..] {
+                    let class = grammar.states[item.state as usize].class;
+                    allowed = allowed.union(&grammar.classes[class as usize]);
+                }
+                self.sets.last_mut().expect("there is always a set").allowed = allowed;
+            }
+        }
+        let top = self.sets.last_mut().expect("there is always a set");
+        top.tokens += 1;
+        top.can_finish || top.scans < self.scans.len()
+    }
+
+    /// Whether [`Parser::end_token`] would leave the parser alive; changes nothing.
+    pub fn can_end_token(&self) -> bool {
+        let top = self.top();
+        if top.can_finish {
+            return true;
+        }
+        if !self.grammar.limits.any() {
+            return top.scans < self.scans.len();
+        }
+        self.top_scans()
+            .iter()
+            .any(|&item| self.survives_token_end(&self.grammar, item))
+    }
+
+    /// Whether a scan item of the top set is kept by a token end there.
+    fn survives_token_end(&self, g: &EarleyGrammar, item: Item) -> bool {
+        let state = item.state;
+        let limit = g.limits.of_rule(g.states[state as usize].rule);
+        if limit == 0 {
+            return true;
+        }
+        let touched = self.touched(item, 1);
+        g.limits.keeps(state, i64::from(limit) - i64::from(touched))
+    }
+
+    /// The tokens the occurrence of `item`'s rule has touched, counting `ending` more token
+    /// ends at the top set (0: as the bytes stand; 1: once the current token ends).
+    fn touched(&self, item: Item, ending: u32) -> u32 {
+        let top = self.sets.len() - 1;
+        if item.origin as usize == top {
+            0
+        } else {
+            self.top().tokens + ending - self.sets[item.origin as usize].tokens
+        }
+    }
+
+    /// The key a scan item of the top set is classified under: its state, or the tight key
+    /// of an item of a limited rule close to its limit (see `limits.rs`).
+    pub(crate) fn item_key(&self, item: Item) -> u32 {
+        let g = &self.grammar;
+        let limit = g.limits.of_rule(g.states[item.state as usize].rule);
+        if limit == 0 {
+            return item.state;
+        }
+        let allowance = i64::from(limit) - i64::from(self.touched(item, 0));
+        g.limits.key(g, item.state, allowance)
     }
 
     /// Undoes the last `n` pushed bytes, restoring exactly the state before them.
@@ -546,6 +632,7 @@ impl Parser {
     pub(crate) fn scan_contexts(
         &self,
         state: u32,
+        keep: impl Fn(Item) -> bool,
         depth: usize,
         mut visit: impl FnMut(&[(u32, u32)]),
     ) {
@@ -555,7 +642,11 @@ impl Parser {
         let (mut next, mut next_lens): (Vec<Item>, Vec<usize>) = (Vec::new(), Vec::new());
         let mut frames: Vec<(u32, u32)> = Vec::with_capacity(depth);
         let mut emitted = 0;
-        for item in self.top_scans().iter().filter(|item| item.state == state) {
+        for item in self
+            .top_scans()
+            .iter()
+            .filter(|&&item| item.state == state && keep(item))
+        {
             if emitted >= MAX_CONTEXT_KEYS {
                 visit(&[]);
                 continue;

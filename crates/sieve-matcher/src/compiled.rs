@@ -101,6 +101,11 @@ pub enum CompileError {
     /// The token-DFA backend refuses the grammar (recursive, or past its state limit).
     #[error("the token-dfa backend refuses this grammar: {0}")]
     TokenDfa(#[from] sieve_tokendfa::TokenDfaError),
+    /// A rule's token limit (`max_tokens`) cannot be honoured: with this vocabulary (the
+    /// message names the rule and the least limit that works), or by this backend (only the
+    /// Earley backend counts tokens per rule).
+    #[error("token limit: {0}")]
+    TokenLimit(String),
 }
 
 /// A vocabulary prepared for mask computation: the vocabulary, its token trie, and the store
@@ -231,6 +236,9 @@ impl CompiledGrammar {
         options: &Options,
     ) -> Result<CompiledGrammar, CompileError> {
         let engine = Arc::new(pipeline::engine(fsms, options)?);
+        engine
+            .prepare_token_limits(&tokenizer.trie)
+            .map_err(CompileError::TokenLimit)?;
         let mut cache = TokenCache::new(engine.state_count(), options.max_cache_bytes);
         if options.share_classifications {
             cache = cache.sharing(tokenizer.store.clone());
@@ -257,6 +265,14 @@ impl CompiledGrammar {
     /// The vocabulary.
     pub fn vocabulary(&self) -> &Arc<Vocabulary> {
         &self.tokenizer.vocab
+    }
+
+    /// Whether some rule of the grammar has a token limit (`max_tokens`).
+    pub fn has_token_limits(&self) -> bool {
+        match &*self.engine {
+            crate::engine::Engine::Earley(g) => g.has_token_limits(),
+            _ => false,
+        }
     }
 
     /// The backend that recognises the grammar (the one [`Options::backend`] chose).

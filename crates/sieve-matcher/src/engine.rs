@@ -116,6 +116,14 @@ impl Recognizer for EngineRecognizer {
         each_variant!(EngineRecognizer, self, r => Recognizer::reset(r))
     }
 
+    fn end_token(&mut self) -> bool {
+        each_variant!(EngineRecognizer, self, r => Recognizer::end_token(r))
+    }
+
+    fn can_end_token(&self) -> bool {
+        each_variant!(EngineRecognizer, self, r => Recognizer::can_end_token(r))
+    }
+
     fn states(&self, out: &mut Vec<u32>) {
         each_variant!(EngineRecognizer, self, r => Recognizer::states(r, out))
     }
@@ -288,6 +296,10 @@ impl Backend for Engine {
         let tag = self.kind() as u64;
         fingerprint.0[0] ^= tag.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         Some(fingerprint)
+    }
+
+    fn prepare_token_limits(&self, trie: &TokenTrie) -> Result<(), String> {
+        each_variant!(Engine, self, g => Backend::prepare_token_limits(&**g, trie))
     }
 
     fn completion_table(&self, trie: &TokenTrie) -> EngineCompletion {

@@ -65,11 +65,15 @@ impl Matcher {
     ///
     /// # Errors
     /// [`MatcherError::BudgetTooSmall`] when no complete output is guaranteed to fit from the
-    /// start.
+    /// start; [`MatcherError::BudgetWithTokenLimits`] for a grammar whose rules have token
+    /// limits.
     pub fn with_budget(
         compiled: Arc<CompiledGrammar>,
         max_tokens: u32,
     ) -> Result<Matcher, MatcherError> {
+        if compiled.has_token_limits() {
+            return Err(MatcherError::BudgetWithTokenLimits);
+        }
         let mut matcher = Matcher::new(compiled);
         let bound = matcher
             .parser
@@ -190,17 +194,32 @@ impl Matcher {
     fn feed(&mut self, token: TokenId, vocab: &Vocabulary) -> Result<Fed, MatcherError> {
         if vocab.is_defined(token) {
             let encoding = sieve_ir::token::encode(token.index() as u32);
-            if self.push_all(&encoding)?.is_ok() {
+            if self.push_token(&encoding)? {
                 return Ok(Fed::Pushed);
             }
         }
         if vocab.is_eos(token) && self.parser.can_finish() {
             return Ok(Fed::Eos);
         }
-        if vocab.is_text_readable(token) && self.push_all(vocab.bytes(token))?.is_ok() {
+        if vocab.is_text_readable(token) && self.push_token(vocab.bytes(token))? {
             return Ok(Fed::Pushed);
         }
         Ok(Fed::Rejected)
+    }
+
+    /// Pushes the bytes of one reading of a token and checks that the token can end there
+    /// (`Recognizer::can_end_token`: token limits); on either rejection pops them again.
+    fn push_token(&mut self, bytes: &[u8]) -> Result<bool, MatcherError> {
+        let start = self.parser.len();
+        if self.push_all(bytes)?.is_err() {
+            return Ok(false);
+        }
+        if self.parser.can_end_token() {
+            Ok(true)
+        } else {
+            self.parser.pop_bytes(self.parser.len() - start);
+            Ok(false)
+        }
     }
 
     /// Accepts the sampled token `id`: it extends the output (as text, or as a token terminal
@@ -227,6 +246,7 @@ impl Matcher {
                 Ok(())
             }
             Fed::Pushed => {
+                self.parser.end_token();
                 if !self.fits_after(1) {
                     self.parser.pop_bytes(self.parser.len() - start);
                     let text = describe(&vocab, token);
@@ -256,7 +276,15 @@ impl Matcher {
         }
         let start = self.parser.len();
         match self.push_all(bytes)? {
+            Ok(()) if !self.parser.can_end_token() => {
+                self.parser.pop_bytes(self.parser.len() - start);
+                Err(MatcherError::BytesRejected {
+                    offset: bytes.len(),
+                })
+            }
             Ok(()) => {
+                // The bytes of one call count as one token for token limits.
+                self.parser.end_token();
                 if !self.fits_after(0) {
                     self.parser.pop_bytes(self.parser.len() - start);
                     return Err(self.over_budget("the given bytes".to_owned()));
@@ -390,7 +418,10 @@ impl Matcher {
                     }
                     break;
                 }
-                Ok(Fed::Pushed) if self.fits_after(spent) => accepted += 1,
+                Ok(Fed::Pushed) if self.fits_after(spent) => {
+                    self.parser.end_token();
+                    accepted += 1;
+                }
                 Ok(Fed::Pushed | Fed::Rejected) => break,
                 Err(error) => {
                     self.parser.pop_bytes(self.parser.len() - start);

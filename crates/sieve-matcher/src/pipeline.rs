@@ -151,6 +151,12 @@ pub(crate) fn engine(fsms: &GrammarFsms, options: &Options) -> Result<Engine, Co
 
 /// The tables of backend `kind` over `fsms`.
 fn build(kind: BackendKind, fsms: &GrammarFsms, options: &Options) -> Result<Engine, CompileError> {
+    if kind != BackendKind::Earley && fsms.has_token_limits() {
+        return Err(CompileError::TokenLimit(format!(
+            "the {} backend does not count tokens per rule; rules with max_tokens need the earley backend",
+            kind.name()
+        )));
+    }
     Ok(match kind {
         BackendKind::Earley => Engine::Earley(Arc::new(earley(fsms, options))),
         BackendKind::TokenDfa => Engine::TokenDfa(Arc::new(sieve_tokendfa::TokenDfa::new(

@@ -5,8 +5,9 @@ use sieve_backend::Recognizer;
 use sieve_vocab::TokenTrie;
 
 /// The mask of every token of `trie` with a reading (its text, or its token-terminal
-/// encoding) that `recognizer` accepts fed byte by byte from its current bytes (each reading
-/// on its own; the recogniser is left as found).
+/// encoding) that `recognizer` accepts fed byte by byte from its current bytes, a token end
+/// included (`Recognizer::can_end_token`; each reading on its own; the recogniser is left as
+/// found).
 ///
 /// # Panics
 /// When the recogniser hits a limit (a broken test set-up).
@@ -18,8 +19,9 @@ pub fn brute_force_mask<R: Recognizer>(recognizer: &mut R, trie: &TokenTrie) -> 
         while pushed < bytes.len() && recognizer.push_byte(bytes[pushed]).expect("no limit") {
             pushed += 1;
         }
+        let ends = pushed == bytes.len() && recognizer.can_end_token();
         recognizer.pop_bytes(pushed);
-        if pushed == bytes.len() {
+        if ends {
             let id = trie.token(i).index();
             mask[id / 32] |= 1 << (id % 32);
         }

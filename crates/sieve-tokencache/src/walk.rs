@@ -87,7 +87,9 @@ pub(crate) fn walk<R: Recognizer>(
                 i = trie.skip_to(i + 1, depth + 1);
                 resume = i;
             } else {
-                mask[id / 32] |= 1 << (id % 32);
+                if recognizer.can_end_token() {
+                    mask[id / 32] |= 1 << (id % 32);
+                }
                 i += 1;
             }
         }
