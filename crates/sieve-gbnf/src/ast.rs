@@ -39,6 +39,9 @@ pub struct Rule {
     pub line: usize,
     /// The right-hand side.
     pub body: Expr,
+    /// The rule's token limit, `name[max_tokens=N] ::=` (XGrammar's attribute): every text
+    /// the rule matches must be spelled within that many tokens.
+    pub max_tokens: Option<u32>,
     /// The lookahead assertion after the body, if any.
     pub lookahead: Option<Lookahead>,
     /// The whole definition.
@@ -288,10 +291,14 @@ impl Expr {
 }
 
 impl fmt::Display for Grammar {
-    /// One rule a line: `name ::= body`, then ` (= lookahead)` when present.
+    /// One rule a line: `name ::= body` (`name[max_tokens=N] ::=` for a limited rule), then ` (= lookahead)` when present.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for rule in &self.rules {
-            write!(f, "{} ::=", rule.name)?;
+            write!(f, "{}", rule.name)?;
+            if let Some(k) = rule.max_tokens {
+                write!(f, "[max_tokens={k}]")?;
+            }
+            f.write_str(" ::=")?;
             if !matches!(rule.body.kind, ExprKind::Empty) {
                 write!(f, " {}", rule.body)?;
             }

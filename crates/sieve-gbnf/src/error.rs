@@ -190,6 +190,15 @@ pub enum Error {
         /// The assertion.
         span: Span,
     },
+    /// A rule attribute block `name[…] ::=` that is malformed or names an attribute sieve
+    /// does not enforce.
+    #[error("{message}")]
+    BadRuleAttribute {
+        /// The offending attribute.
+        span: Span,
+        /// What is wrong.
+        message: String,
+    },
     /// A built-in call with arguments it does not take.
     #[error("`{function}` takes {expected}")]
     BadArguments {
@@ -283,6 +292,7 @@ impl Located for Error {
             | Error::DuplicateRule { span, .. }
             | Error::MissingRoot { span, .. }
             | Error::LookaheadUnsupported { span }
+            | Error::BadRuleAttribute { span, .. }
             | Error::BadArguments { span, .. }
             | Error::CallTextTooLong { span, .. }
             | Error::BadToken { span, .. }

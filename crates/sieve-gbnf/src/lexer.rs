@@ -26,8 +26,9 @@ use crate::{Error, Limits};
 // A comment runs to the end of its line by design.
 #[logos(skip(r"#[^\n]*", allow_greedy = true))]
 pub enum Tok<'a> {
-    /// `name ::=`: the start of a rule; the slice is the whole match, see [`rule_name`].
-    #[regex(r"[a-zA-Z_][a-zA-Z0-9_\-]*[ \t\r\n\f]*::=", |lex| lex.slice())]
+    /// `name ::=` or `name[attributes] ::=`: the start of a rule; the slice is the whole
+    /// match, see [`rule_name`] and [`rule_attributes`].
+    #[regex(r"[a-zA-Z_][a-zA-Z0-9_\-]*(\[[^\]\n]*\])?[ \t\r\n\f]*::=", |lex| lex.slice())]
     RuleStart(&'a str),
     /// A rule name in a body.
     #[regex(r"[a-zA-Z_][a-zA-Z0-9_\-]*", |lex| lex.slice())]
@@ -104,6 +105,81 @@ pub fn rule_name(slice: &str) -> &str {
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
         .unwrap_or(slice.len());
     &slice[..end]
+}
+
+/// The most tokens a `max_tokens` attribute may name (larger budgets are not limits).
+pub const MAX_TOKEN_LIMIT: u32 = 1 << 20;
+
+/// The attributes of a rule start, XGrammar's `name[max_tokens=N] ::=`: the token limit, or
+/// the error (with its span, `start` being the slice's offset in the text). Items are
+/// comma-separated `key=value` pairs with spaces allowed around them; `max_tokens` is the only
+/// key sieve enforces, and XGrammar's other keys (`max_chars`, `capture`, `lazy`, …) are
+/// refused by name rather than ignored.
+pub fn rule_attributes(slice: &str, start: usize) -> Result<Option<u32>, Error> {
+    let name = rule_name(slice);
+    let rest = &slice[name.len()..];
+    let Some(inner) = rest.strip_prefix('[') else {
+        return Ok(None);
+    };
+    let close = inner
+        .find(']')
+        .expect("the lexer's pattern closes the block");
+    let mut offset = start + name.len() + 1;
+    let mut max_tokens = None;
+    for item in inner[..close].split(',') {
+        let span_of = |text: &str| {
+            let lead = item.len() - item.trim_start().len();
+            Span::new(offset + lead, offset + lead + text.trim().len().max(1))
+        };
+        let (key, value) = match item.split_once('=') {
+            Some((key, value)) => (key.trim(), Some(value.trim())),
+            None => (item.trim(), None),
+        };
+        let span = span_of(item);
+        match (key, value) {
+            ("max_tokens", Some(value)) => {
+                if max_tokens.is_some() {
+                    return Err(Error::BadRuleAttribute {
+                        span,
+                        message: "`max_tokens` is given twice".into(),
+                    });
+                }
+                match value.parse::<u32>() {
+                    Ok(k) if (1..=MAX_TOKEN_LIMIT).contains(&k) => max_tokens = Some(k),
+                    _ => {
+                        return Err(Error::BadRuleAttribute {
+                            span,
+                            message: format!(
+                                "`max_tokens` takes a whole number from 1 to {MAX_TOKEN_LIMIT}, not `{value}`"
+                            ),
+                        })
+                    }
+                }
+            }
+            ("max_tokens", None) => {
+                return Err(Error::BadRuleAttribute {
+                    span,
+                    message: "`max_tokens` takes a value, as in `name[max_tokens=8] ::=`".into(),
+                })
+            }
+            ("", None) => {
+                return Err(Error::BadRuleAttribute {
+                    span,
+                    message: "an empty attribute; write `name[max_tokens=8] ::=`".into(),
+                })
+            }
+            (key, _) => {
+                return Err(Error::BadRuleAttribute {
+                    span,
+                    message: format!(
+                        "the rule attribute `{key}` is not supported (sieve enforces `max_tokens` only)"
+                    ),
+                })
+            }
+        }
+        offset += item.len() + 1;
+    }
+    Ok(max_tokens)
 }
 
 impl Tok<'_> {
@@ -190,7 +266,10 @@ pub fn tokenize<'a>(text: &'a str, limits: &Limits) -> Result<Vec<Spanned<'a>>, 
                     errors.push(Error::UnmatchedParen { span });
                 }
             }
-            Tok::RuleStart(_) => {
+            Tok::RuleStart(slice) => {
+                if let Err(error) = rule_attributes(slice, span.start) {
+                    errors.push(error);
+                }
                 // A group cannot span rules: whatever is open belongs to the previous rule.
                 errors.extend(open.drain(..).map(|span| Error::UnclosedParen { span }));
                 rules += 1;

@@ -28,6 +28,10 @@
 //!   `, delimiter`; lowered by [`sieve_ir::sugar`], exact languages in
 //!   `docs/regex-extensions.md`. With a space, `text_until (x)` is a rule reference and a group,
 //!   as always.
+//! - XGrammar's rule attribute `name[max_tokens=N] ::= …`: every text the rule matches is
+//!   spelled within N tokens, enforced exactly by the matcher (see `docs/budgets.md`); the
+//!   rule must be regular once its references are inlined. XGrammar's other attributes
+//!   (`max_chars`, `capture`, `lazy`, …) get a located error.
 //! - XGrammar lookahead assertions `rule ::= body (= lookahead)` are parsed (and printed) but
 //!   [`lower`] rejects them: they cannot be enforced yet.
 //!

@@ -103,7 +103,7 @@ pub(crate) fn lower(
                 .push(Error::LookaheadUnsupported { span: look.span });
         }
         match defined.get(rule.name.as_str()) {
-            Some(&(id, first)) if first == index => bodies.push((id, body)),
+            Some(&(id, first)) if first == index => bodies.push((id, body, rule.max_tokens)),
             _ => {}
         }
     }
@@ -111,8 +111,11 @@ pub(crate) fn lower(
     if !errors.is_empty() {
         return Err(Errors::new(errors));
     }
-    for (id, body) in bodies {
+    for (id, body, max_tokens) in bodies {
         builder.define(id, body.expect("no errors, so every body lowered"));
+        if let Some(k) = max_tokens {
+            builder.limit_tokens(id, k);
+        }
     }
     let root = root.expect("no errors, so the root exists");
     builder.build(root).map_err(|e| {

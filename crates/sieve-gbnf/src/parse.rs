@@ -136,6 +136,8 @@ pub(crate) fn rule(
     let name = lexer::rule_name(head);
     ast::Rule {
         name: name.to_owned(),
+        // The lexer reported a malformed block, so the parse never gets here with one.
+        max_tokens: lexer::rule_attributes(head, start).unwrap_or(None),
         name_span: Span::new(start, start + name.len()),
         line: 0,
         body,

@@ -33,6 +33,7 @@ fn every_bad_grammar_has_a_test() {
         "repeat-over-limit",
         "repeat-overflow",
         "reversed-range",
+        "rule-attribute",
         "too-deep",
         "unbalanced-paren",
         "undefined-rule",
@@ -113,6 +114,30 @@ fn lookahead_unsupported() {
     );
     // It still parses and round-trips.
     crate::assert_round_trip("lookahead-unsupported", &text);
+}
+
+#[test]
+fn rule_attribute() {
+    let (text, errors) = check("rule-attribute");
+    let found: Vec<(usize, &str)> = errors
+        .as_slice()
+        .iter()
+        .map(|e| match e {
+            Error::BadRuleAttribute { span, .. } => {
+                (line_col(&text, e).line, &text[span.start..span.end])
+            }
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (3, "max_tokens=0"),
+            (4, "max_tokens = lots"),
+            (5, "capture"),
+            (6, "max_tokens=2"),
+        ]
+    );
 }
 
 #[test]

@@ -106,6 +106,7 @@ fn hand_built_deep_ast_is_rejected_by_lower() {
             name_span: Span::default(),
             line: 0,
             body: expr,
+            max_tokens: None,
             lookahead: None,
             span: Span::default(),
         }],

@@ -117,12 +117,14 @@ fn grammar() -> impl Strategy<Value = Grammar> {
         name(),
         alternation(),
         proptest::option::weighted(0.1, alternation()),
+        proptest::option::weighted(0.2, 1..=1_000u32),
     )
-        .prop_map(|(name, body, look)| Rule {
+        .prop_map(|(name, body, look, max_tokens)| Rule {
             name,
             name_span: Span::default(),
             line: 0,
             body,
+            max_tokens,
             lookahead: look.map(|expr| Lookahead {
                 expr,
                 span: Span::default(),
