@@ -27,7 +27,7 @@
 //! # Refused, with a located error
 //!
 //! Special tokens (`<|eot_id|>`, `<[128009]>`), templates, imports other than `common`,
-//! `%declare`/`%override`, `stop=` and `max_tokens=` attributes, look-around nested in a
+//! `%declare`/`%override`, the `stop=` attribute, look-around nested in a
 //! regex's groups, back-references, terminals that refer to themselves or to rules.
 //!
 //! # Example

@@ -85,10 +85,11 @@ impl First {
     }
 }
 
-/// Lexeme options on a rule: `[lazy]`, `[suffix=…]`.
+/// Lexeme options on a rule: `[lazy]`, `[suffix=…]`, `[max_tokens=N]`.
 struct LexemeOptions<'a> {
     lazy: bool,
     suffix: Option<&'a AstExpr>,
+    max_tokens: Option<u32>,
 }
 
 pub(crate) struct Lowerer<'a> {
@@ -451,6 +452,9 @@ impl<'a> Lowerer<'a> {
             }
         };
         self.builder.define(id, body);
+        if let Some(k) = lexeme.max_tokens {
+            self.builder.limit_tokens(id, k);
+        }
         Ok(())
     }
 
@@ -458,6 +462,7 @@ impl<'a> Lowerer<'a> {
         let mut options = LexemeOptions {
             lazy: false,
             suffix: None,
+            max_tokens: None,
         };
         for attr in &def.attrs {
             match (attr.name.text.as_str(), &attr.value) {
@@ -472,12 +477,28 @@ impl<'a> Lowerer<'a> {
                         "`stop=` hides text from the output, which sieve does not do; use `suffix=` (the same language with the suffix kept) or `lazy`",
                     ))
                 }
-                ("max_tokens", _) => {
-                    return Err(self.located(
-                        ErrorKind::Unsupported,
-                        attr.name.span,
-                        "`max_tokens=` on a rule is not supported; use the matcher's token budget",
-                    ))
+                ("max_tokens", value) => {
+                    let limit = value.as_ref().and_then(|value| match &value.kind {
+                        ExprKind::Name(n) => n.parse::<u32>().ok().filter(|&k| k >= 1),
+                        _ => None,
+                    });
+                    match limit {
+                        Some(k) if options.max_tokens.is_none() => options.max_tokens = Some(k),
+                        Some(_) => {
+                            return Err(self.located(
+                                ErrorKind::Syntax,
+                                attr.name.span,
+                                "`max_tokens=` is given twice",
+                            ))
+                        }
+                        None => {
+                            return Err(self.located(
+                                ErrorKind::Syntax,
+                                value.as_ref().map_or(attr.name.span, |v| v.span),
+                                "`max_tokens=` takes a whole number of tokens, at least 1, as in `name[max_tokens=8]: /[a-z ]+/`",
+                            ))
+                        }
+                    }
                 }
                 (name, _) => {
                     return Err(self.located(

@@ -9,7 +9,8 @@
 //! `max_whitespace_cnt`), `qwen_xml_parameter`, `grammar`
 //! (XGrammar EBNF through `sieve-gbnf`), `regex` (through `sieve-regex`), `sequence`, `or`,
 //! `optional`, `star`, `plus`, `repeat`, `tag` (one end or several), `any_text` (`excludes`,
-//! `max_chars`), `triggered_tags` (`triggers`, `tags`, `at_least_one`, `stop_after_first`,
+//! `max_chars`, `max_tokens` — a rule with a token limit, `sieve_ir::Rule::max_tokens`),
+//! `triggered_tags` (`triggers`, `tags`, `at_least_one`, `stop_after_first`,
 //! `excludes`), `tags_with_separator`, `dispatch` (`rules`, `loop`, `excludes`), and the
 //! token formats — `token`, `exclude_token`, `any_tokens` (`max_tokens`),
 //! `token_triggered_tags`, `token_dispatch` and a tag's token begin or end — as token
@@ -18,7 +19,8 @@
 //! Refused with [`ErrorKind::Unsupported`] at the format's pointer: token names and excluded
 //! tokens without [`Options::tokens`]; `json_schema`'s `excludes` (but on `kimi_k3_xml`'s
 //! text values), and its `any_order` on objects nested in JSON values (it is compiled for
-//! the top-level object, module `xml`); `any_text`'s `max_tokens`; in the XML styles, every schema keyword the style's writer does not read.
+//! the top-level object, module `xml`); in the XML styles, every schema keyword the style's
+//! writer does not read.
 //!
 //! # Free text
 //!

@@ -94,6 +94,40 @@ impl<'a> Lowerer<'a> {
         Ok(id)
     }
 
+    /// `any_text`'s text: UTF-8 without the excluded strings (and the enclosing tag's end),
+    /// up to `max_chars` characters.
+    fn any_text(
+        &mut self,
+        excludes: &[String],
+        max_chars: Option<u32>,
+        p: &str,
+    ) -> Result<RuleId, Error> {
+        let mut all = excludes.to_vec();
+        all.extend(self.enclosing_ends());
+        check_strings(&all, &join(p, "excludes"), "an excluded string")?;
+        if all.is_empty() {
+            let body = match max_chars {
+                None => Expr::star(dispatch::utf8_char()),
+                Some(max) => Expr::repeat(dispatch::utf8_char(), 0, Some(max))
+                    .map_err(|e| Error::new(ErrorKind::Invalid, p, e.to_string()))?,
+            };
+            return self.rule("any_text", body, p);
+        }
+        let text = FreeText {
+            triggers: &[],
+            excludes: &all,
+            looping: true,
+            max_chars,
+        };
+        dispatch::build(
+            &mut self.builder,
+            "any_text",
+            &text,
+            self.options.limits.max_free_text_states,
+            p,
+        )
+    }
+
     /// The end strings free text must avoid here: the nearest enclosing tag's, non-empty.
     fn enclosing_ends(&self) -> Vec<String> {
         match self.ends.last() {
@@ -356,31 +390,20 @@ impl<'a> Lowerer<'a> {
             Kind::AnyText {
                 excludes,
                 max_chars,
+                max_tokens,
             } => {
-                let mut all = excludes.clone();
-                all.extend(self.enclosing_ends());
-                check_strings(&all, &join(p, "excludes"), "an excluded string")?;
-                if all.is_empty() {
-                    let body = match max_chars {
-                        None => Expr::star(dispatch::utf8_char()),
-                        Some(max) => Expr::repeat(dispatch::utf8_char(), 0, Some(*max))
-                            .map_err(|e| Error::new(ErrorKind::Invalid, p, e.to_string()))?,
-                    };
-                    return self.rule("any_text", body, p);
+                let text = self.any_text(excludes, *max_chars, p)?;
+                match max_tokens {
+                    None => Ok(text),
+                    // No token may hold a byte of it: the text is empty (as in XGrammar).
+                    Some(0) => self.rule("any_text", Expr::empty(), p),
+                    Some(k) => {
+                        // A rule of its own carries the limit: the text's rule may be shared.
+                        let limited = self.rule("any_text", Expr::rule(text), p)?;
+                        self.builder.limit_tokens(limited, *k);
+                        Ok(limited)
+                    }
                 }
-                let text = FreeText {
-                    triggers: &[],
-                    excludes: &all,
-                    looping: true,
-                    max_chars: *max_chars,
-                };
-                dispatch::build(
-                    &mut self.builder,
-                    "any_text",
-                    &text,
-                    self.options.limits.max_free_text_states,
-                    p,
-                )
             }
             Kind::TriggeredTags {
                 triggers,

@@ -46,12 +46,15 @@ pub(crate) enum Kind {
     Or(Vec<Format>),
     /// `begin content end`.
     Tag(Tag),
-    /// Any text without the excluded strings, up to `max_chars` characters.
+    /// Any text without the excluded strings, up to `max_chars` characters and spelled
+    /// within `max_tokens` tokens.
     AnyText {
         /// Strings the text must not contain.
         excludes: Vec<String>,
         /// The most characters (code points).
         max_chars: Option<u32>,
+        /// The most tokens that may hold a byte of the text (`0`: the text is empty).
+        max_tokens: Option<u32>,
     },
     /// Free text with tags introduced by trigger strings.
     TriggeredTags {
@@ -322,16 +325,11 @@ impl Reader<'_> {
             "any_text" => {
                 let excludes = f.strings_or_default("excludes")?;
                 let max_chars = f.budget("max_chars")?;
-                if f.budget("max_tokens")?.is_some() {
-                    return Err(Error::new(
-                        ErrorKind::Unsupported,
-                        &join(pointer, "max_tokens"),
-                        "a per-region token budget is not supported (sieve's token budget is per matcher: Matcher::with_budget)",
-                    ));
-                }
+                let max_tokens = f.budget("max_tokens")?;
                 Kind::AnyText {
                     excludes,
                     max_chars,
+                    max_tokens,
                 }
             }
             "triggered_tags" => {

@@ -463,6 +463,30 @@ fn token_errors_are_located() {
     .expect("ids compile without a tokenizer");
 }
 
+/// `any_text`'s `max_tokens` is a rule with that token limit (enforced by the matcher,
+/// `sieve-matcher/tests/token_limits.rs`); `0` is the empty text, as in XGrammar.
+#[test]
+fn any_text_max_tokens_is_a_token_limit() {
+    let tag = |max_tokens: Value| {
+        compile(
+            &json!({"type": "structural_tag", "format": {"type": "tag", "begin": "<a>",
+                "content": {"type": "any_text", "max_tokens": max_tokens}, "end": "</a>"}}),
+            &Options::default(),
+        )
+        .expect("compiles")
+    };
+    let limited = tag(json!(5));
+    let limits: Vec<u32> = limited.token_limits().map(|(_, k)| k).collect();
+    assert_eq!(limits, [5]);
+    let text = sieve_ir::reference::Recognizer::new(&limited).expect("small");
+    assert!(text.accepts(b"<a>any text</a>") && !text.accepts(b"<a>x</a>y</a>"));
+    let empty = tag(json!(0));
+    assert_eq!(empty.token_limits().count(), 0);
+    let empty = sieve_ir::reference::Recognizer::new(&empty).expect("small");
+    assert!(empty.accepts(b"<a></a>") && !empty.accepts(b"<a>x</a>"));
+    assert_eq!(tag(Value::Null).token_limits().count(), 0);
+}
+
 #[test]
 fn unsupported_options_are_located() {
     let schema = json!({"type": "object"});
@@ -503,10 +527,6 @@ fn unsupported_options_are_located() {
         (
             json!({"type": "json_schema", "json_schema": schema, "excludes": ["x"]}),
             "/format/excludes",
-        ),
-        (
-            json!({"type": "any_text", "max_tokens": 5}),
-            "/format/max_tokens",
         ),
     ] {
         let e = error_of(format);
