@@ -1,0 +1,378 @@
+//! Per-rule token limits (`name[max_tokens=N] ::=` in GBNF, `any_text.max_tokens` in
+//! structural tags, `name[max_tokens=N]:` in Lark): masks against the parser token by token
+//! at every step of random walks (with rollbacks), walks that always end with every limited
+//! region spelled within its limit — checked from the outside, on the output and the token
+//! boundaries — and the typed errors for limits that cannot be honoured.
+
+use std::sync::Arc;
+
+use sieve_ir::{reference::Recognizer, Grammar};
+use sieve_matcher::{
+    BackendKind, CompileError, CompiledGrammar, Matcher, MatcherError, Options, Tokenizer,
+};
+use sieve_vocab::Vocabulary;
+
+/// A constraint with limited regions, found in an output between `open` and the next
+/// `close`.
+struct Case {
+    name: &'static str,
+    grammar: Grammar,
+    limit: usize,
+    open: &'static [u8],
+    close: &'static [u8],
+}
+
+fn gbnf(text: &str) -> Grammar {
+    sieve_gbnf::compile(text, &Default::default()).unwrap_or_else(|e| panic!("{text}: {e:?}"))
+}
+
+fn cases() -> Vec<Case> {
+    let structural = serde_json::json!({
+        "type": "structural_tag",
+        "format": {"type": "tag", "begin": "<think>", "content": {"type": "any_text", "max_tokens": 5}, "end": "</think>"}
+    });
+    let lark = "start: \"[\" item \"]\"\nitem[max_tokens=3]: /[0-9a-z]+/\n";
+    vec![
+        Case {
+            name: "words",
+            grammar: gbnf(
+                "root ::= \"<\" w \"> <\" w \">\"\nw[max_tokens=3] ::= [a-z]+ (\" \" [a-z]+)*",
+            ),
+            limit: 3,
+            open: b"<",
+            close: b">",
+        },
+        Case {
+            // Nullable: an empty value spans no token.
+            name: "nullable",
+            grammar: gbnf(
+                "root ::= \"{\\\"k\\\": \\\"\" s \"\\\"}\"\ns[max_tokens=4] ::= [a-z0-9 ]*",
+            ),
+            limit: 4,
+            open: b"\"k\": \"",
+            close: b"\"}",
+        },
+        Case {
+            name: "structural any_text",
+            grammar: sieve_structural::compile(&structural, &Default::default()).expect("compiles"),
+            limit: 5,
+            open: b"<think>",
+            close: b"</think>",
+        },
+        Case {
+            name: "lark lexeme",
+            grammar: sieve_lark::compile(lark, &Default::default()).expect("compiles"),
+            limit: 3,
+            open: b"[",
+            close: b"]",
+        },
+    ]
+}
+
+fn compile(grammar: &Grammar, vocab: Arc<Vocabulary>) -> Arc<CompiledGrammar> {
+    let tokenizer = Arc::new(Tokenizer::new(vocab));
+    Arc::new(CompiledGrammar::new(grammar, tokenizer, &Options::default()).expect("compiles"))
+}
+
+fn mask_of(matcher: &mut Matcher) -> Vec<u32> {
+    let mut mask = vec![0u32; matcher.compiled().bitmask_words()];
+    matcher.fill_next_token_bitmask(&mut mask).expect("mask");
+    mask
+}
+
+/// Every token fed on its own, token end included.
+fn oracle_mask(matcher: &mut Matcher) -> Vec<u32> {
+    let n = matcher.compiled().vocabulary().n_vocab() as u32;
+    let mut mask = vec![0u32; matcher.compiled().bitmask_words()];
+    for id in 0..n {
+        if matcher.validate_tokens(&[id]).expect("no limit") == 1 {
+            mask[id as usize / 32] |= 1 << (id % 32);
+        }
+    }
+    mask
+}
+
+fn set_bits(mask: &[u32]) -> Vec<u32> {
+    (0..mask.len() as u32 * 32)
+        .filter(|&t| mask[t as usize / 32] & (1 << (t % 32)) != 0)
+        .collect()
+}
+
+/// The first few token ids set in only one of two masks, each way.
+fn differences(a: &[u32], b: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let only = |x: &[u32], y: &[u32]| -> Vec<u32> {
+        set_bits(x)
+            .into_iter()
+            .filter(|&t| y[t as usize / 32] & (1 << (t % 32)) == 0)
+            .take(8)
+            .collect()
+    };
+    (only(a, b), only(b, a))
+}
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
+    }
+}
+
+/// One walk sampling uniformly among the allowed tokens until EOS, each mask checked
+/// against the oracle (`check_every` steps) and against itself after rollbacks. Returns the
+/// output and the tokens' byte lengths.
+fn walk(
+    compiled: &Arc<CompiledGrammar>,
+    seed: u64,
+    check_every: usize,
+    label: &str,
+) -> (Vec<u8>, Vec<usize>) {
+    let vocab = compiled.vocabulary();
+    let eos = vocab.eos_ids()[0].as_u32();
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut matcher = Matcher::new(compiled.clone());
+    let mut tokens: Vec<u32> = Vec::new();
+    let mut history: Vec<Vec<u32>> = Vec::new();
+    let mut rolled_back_at = 0;
+    // Tokens undone by a rollback, re-accepted next (last first), so the masks repeat.
+    let mut replay: Vec<u32> = Vec::new();
+    for _ in 0..400 {
+        let step = tokens.len();
+        let mask = mask_of(&mut matcher);
+        if step % check_every == 0 {
+            let oracle = oracle_mask(&mut matcher);
+            let (mask_only, oracle_only) = differences(&mask, &oracle);
+            assert!(
+                mask_only.is_empty() && oracle_only.is_empty(),
+                "{label}: step {step}: tokens only in the mask {mask_only:?}, only in the oracle {oracle_only:?}"
+            );
+        }
+        match history.get(step) {
+            Some(before) => assert!(&mask == before, "{label}: step {step} after rollback"),
+            None => history.push(mask.clone()),
+        }
+        let allowed = set_bits(&mask);
+        assert!(
+            !allowed.is_empty(),
+            "{label}: step {step}: no token allowed"
+        );
+        let token = replay
+            .pop()
+            .unwrap_or_else(|| allowed[rng.below(allowed.len())]);
+        assert!(
+            allowed.contains(&token),
+            "{label}: step {step}: replayed token refused"
+        );
+        matcher
+            .accept_token(token)
+            .expect("an allowed token is accepted");
+        if token == eos {
+            assert!(matcher.is_terminated());
+            let lengths = tokens
+                .iter()
+                .map(|&t| vocab.bytes(vocab.token(t).expect("in range")).len())
+                .collect();
+            let output = tokens
+                .iter()
+                .flat_map(|&t| vocab.bytes(vocab.token(t).expect("in range")).to_vec())
+                .collect();
+            return (output, lengths);
+        }
+        tokens.push(token);
+        if tokens.len() % 5 == 0 && tokens.len() > rolled_back_at {
+            rolled_back_at = tokens.len();
+            matcher.rollback(2).expect("two steps to undo");
+            replay = vec![tokens[tokens.len() - 1], tokens[tokens.len() - 2]];
+            tokens.truncate(tokens.len() - 2);
+        }
+    }
+    panic!("{label}: no EOS within 400 steps");
+}
+
+/// The number of tokens holding a byte of each region of `output`.
+fn region_tokens(case: &Case, output: &[u8], lengths: &[usize]) -> Vec<usize> {
+    let find = |from: usize, needle: &[u8]| {
+        output[from..]
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .map(|p| p + from)
+    };
+    let mut ends = Vec::with_capacity(lengths.len());
+    let mut at = 0;
+    for &len in lengths {
+        ends.push((at, at + len));
+        at += len;
+    }
+    let mut counts = Vec::new();
+    let mut from = 0;
+    while let Some(open) = find(from, case.open) {
+        let start = open + case.open.len();
+        let end = find(start, case.close).expect("every region is closed");
+        counts.push(ends.iter().filter(|&&(s, e)| s < end && e > start).count());
+        from = end + case.close.len();
+    }
+    counts
+}
+
+/// Walks on GPT-2's vocabulary: every output is a sentence of the grammar, every region
+/// within its limit, and some region uses its whole limit (so the limit did the work).
+#[test]
+fn walks_end_complete_with_every_region_within_its_limit() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    for case in cases() {
+        let compiled = compile(&case.grammar, vocab.clone());
+        let recognizer = Recognizer::new(&case.grammar).expect("small bounds");
+        let mut longest = 0;
+        for seed in 0..12 {
+            let label = format!("{} seed {seed}", case.name);
+            let (output, lengths) = walk(&compiled, seed, 3, &label);
+            assert!(
+                recognizer.accepts(&output),
+                "{label}: {:?} is not a sentence",
+                String::from_utf8_lossy(&output)
+            );
+            let counts = region_tokens(&case, &output, &lengths);
+            assert!(!counts.is_empty(), "{label}: no region in {output:?}");
+            for &count in &counts {
+                assert!(
+                    count <= case.limit,
+                    "{label}: a region spans {count} tokens in {:?}",
+                    String::from_utf8_lossy(&output)
+                );
+                longest = longest.max(count);
+            }
+        }
+        assert_eq!(
+            longest, case.limit,
+            "{}: no walk used the whole limit",
+            case.name
+        );
+    }
+}
+
+/// Without the limit, uniform sampling spells the first region with more tokens than it
+/// allows (twelve tokens into the output, the region is still open or longer).
+#[test]
+fn without_the_limit_regions_run_longer() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let unlimited = gbnf("root ::= \"<\" w \"> <\" w \">\"\nw ::= [a-z]+ (\" \" [a-z]+)*");
+    let compiled = compile(&unlimited, vocab);
+    let vocab = compiled.vocabulary();
+    let mut longest = 0;
+    for seed in 0..12u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+        let mut matcher = Matcher::new(compiled.clone());
+        let mut inside = 0;
+        for _ in 0..12 {
+            let allowed = set_bits(&mask_of(&mut matcher));
+            let token = allowed[rng.below(allowed.len())];
+            matcher.accept_token(token).expect("allowed");
+            let bytes = vocab.bytes(vocab.token(token).expect("in range"));
+            if bytes.contains(&b'>') {
+                break;
+            }
+            inside += usize::from(bytes != b"<");
+        }
+        longest = longest.max(inside);
+    }
+    assert!(longest > cases()[0].limit, "{longest}");
+}
+
+/// A vocabulary of the cases' own pieces (every byte, and substrings crossing the region
+/// boundaries) gives tokens that open, close or hold a whole region.
+#[test]
+fn masks_equal_the_parser_with_tokens_crossing_region_boundaries() {
+    for case in cases() {
+        let recognizer = Recognizer::new(&case.grammar).expect("small bounds");
+        let samples: Vec<Vec<u8>> = (0..200)
+            .filter_map(|seed| recognizer.sample(seed, 6))
+            .filter(|s| s.len() <= 60)
+            .take(20)
+            .collect();
+        let slices: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
+        let vocab = Arc::new(sieve_testkit::substring_vocabulary(&slices, 6, Some(1500)));
+        let compiled = compile(&case.grammar, vocab);
+        for seed in 0..8 {
+            let label = format!("{} (substring vocabulary) seed {seed}", case.name);
+            let (output, lengths) = walk(&compiled, seed, 1, &label);
+            assert!(recognizer.accepts(&output), "{label}");
+            for count in region_tokens(&case, &output, &lengths) {
+                assert!(count <= case.limit, "{label}: {count} tokens");
+            }
+        }
+    }
+}
+
+fn compile_error(text: &str, backend: BackendKind) -> CompileError {
+    let tokenizer = Arc::new(Tokenizer::new(Arc::new(
+        Vocabulary::embedded_default().clone(),
+    )));
+    let options = Options {
+        backend: backend.into(),
+        ..Options::default()
+    };
+    CompiledGrammar::new(&gbnf(text), tokenizer, &options).expect_err(text)
+}
+
+#[test]
+fn limits_that_cannot_be_honoured_are_typed_errors() {
+    use sieve_normalize::NormalizeError;
+    let recursive = compile_error(
+        "root ::= w\nw[max_tokens=3] ::= \"(\" w \")\" | \"x\"",
+        BackendKind::Earley,
+    );
+    assert!(
+        matches!(&recursive, CompileError::Normalize(NormalizeError::NotRegular { rule, .. }) if rule == "w"),
+        "{recursive:?}"
+    );
+    let nested = compile_error(
+        "root ::= a\na[max_tokens=5] ::= \"x\" b\nb[max_tokens=2] ::= \"y\"+",
+        BackendKind::Earley,
+    );
+    assert!(
+        matches!(&nested, CompileError::Normalize(NormalizeError::NestedTokenLimit { outer, inner }) if outer == "a" && inner == "b"),
+        "{nested:?}"
+    );
+    let small = compile_error(
+        "root ::= \"<\" w \">\"\nw[max_tokens=1] ::= [a-z]+",
+        BackendKind::Earley,
+    );
+    assert!(
+        matches!(&small, CompileError::TokenLimit(m) if m.contains("`w`") && m.contains("at least 2")),
+        "{small}"
+    );
+    for backend in [BackendKind::Lr, BackendKind::TokenDfa] {
+        let refused = compile_error(
+            "root ::= \"<\" w \">\"\nw[max_tokens=3] ::= [a-z]+",
+            backend,
+        );
+        assert!(
+            matches!(&refused, CompileError::TokenLimit(m) if m.contains("earley")),
+            "{backend}: {refused}"
+        );
+    }
+}
+
+/// `auto` picks a backend that counts tokens; a budget on top is refused (a known gap).
+#[test]
+fn auto_compiles_limits_and_budgets_are_refused_with_them() {
+    let tokenizer = Arc::new(Tokenizer::new(Arc::new(
+        Vocabulary::embedded_default().clone(),
+    )));
+    let options = Options {
+        backend: sieve_matcher::BackendChoice::Auto,
+        ..Options::default()
+    };
+    let grammar = gbnf("root ::= \"<\" w \">\"\nw[max_tokens=3] ::= [a-z]+");
+    let compiled =
+        Arc::new(CompiledGrammar::new(&grammar, tokenizer, &options).expect("auto compiles"));
+    assert!(compiled.has_token_limits());
+    assert_eq!(
+        Matcher::with_budget(compiled, 20).err(),
+        Some(MatcherError::BudgetWithTokenLimits)
+    );
+}
