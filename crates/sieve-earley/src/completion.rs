@@ -240,8 +240,16 @@ fn shortest(g: &EarleyGrammar, trie: &TokenTrie) -> (Vec<u32>, Vec<u32>) {
         ],
         arity: tails.len() as u8,
     };
+    let mut fixed_seeds: Vec<(u32, u32)> = Vec::new();
     for (s, info) in g.states.iter().enumerate() {
         let s = s as u32;
+        if let Some(rest) = g.limits.rest(s) {
+            // A state of a limited rule takes the token limit's own `rest` (the same token
+            // steps the parser drops items by), so a shortest completion never needs a step
+            // the limit forbids, and descent holds under the limit too.
+            fixed_seeds.push((s, rest));
+            continue;
+        }
         if info.counted != NOT_COUNTED {
             let c = g.counted[info.counted as usize];
             if c.min == 0 {
@@ -291,6 +299,10 @@ fn shortest(g: &EarleyGrammar, trie: &TokenTrie) -> (Vec<u32>, Vec<u32>) {
     for s in seeds {
         value[s as usize] = 0;
         heap.push(Reverse((0u32, s)));
+    }
+    for (s, rest) in fixed_seeds {
+        value[s as usize] = rest;
+        heap.push(Reverse((rest, s)));
     }
     while let Some(Reverse((v, node))) = heap.pop() {
         if fixed[node as usize] || v > value[node as usize] {
@@ -786,24 +798,32 @@ impl Parser {
     ) {
         let g = &**self.grammar();
         let routes = Routes::of(self, table, Some(memo));
-        // The least `R` over the scan items of each state.
-        let mut states: Vec<(u32, u32)> = self
+        // Per scan item: its state, `R` of its node, and the most `rest` a token may leave
+        // it at and keep it past the token's end (token limits; unlimited otherwise).
+        let mut states: Vec<(u32, u32, u32)> = self
             .top_scans()
             .iter()
             .map(|item| {
                 let node = routes.index[&(g.states[item.state as usize].rule, item.origin)];
-                (item.state, routes.value[node])
+                (
+                    item.state,
+                    routes.value[node],
+                    self.rest_room_after_token(*item),
+                )
             })
             .collect();
         states.sort_unstable();
-        states.dedup_by_key(|(state, _)| *state);
+        states.dedup();
         let words = fits.len();
         let mut consumed = vec![0u32; words];
         let mut inexact = vec![0u32; words];
-        for &(state, r) in &states {
+        for &(state, r, room) in &states {
             let walk = table.walk(g, trie, state);
             for class in &walk.classes {
-                if class.rest.saturating_add(r) <= limit {
+                // A token that leaves a limited item further from its end than the tokens it
+                // has left drops the item: its route is gone, so it proves nothing.
+                let kept = class.rest == 0 || class.rest <= room;
+                if kept && class.rest.saturating_add(r) <= limit {
                     class.tokens.or_into(fits);
                 }
                 class.tokens.or_into(&mut consumed);

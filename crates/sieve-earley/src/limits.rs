@@ -160,10 +160,11 @@ impl Limits {
         self.base + self.index[state as usize] * MAX_TIGHT + (allowance - 1)
     }
 
-    /// `rest` of a limited state, once the table is built.
-    fn rest(&self, state: u32) -> Option<u32> {
+    /// `rest` of a limited state, once the table is built; `None` for other states.
+    pub(crate) fn rest(&self, state: u32) -> Option<u32> {
         let table = self.table.get()?;
-        Some(table.rest[self.index[state as usize] as usize])
+        let index = *self.index.get(state as usize)?;
+        (index != NONE).then(|| table.rest[index as usize])
     }
 
     /// Whether an item of a limited rule in `state`, with `allowance` tokens left after a token

@@ -539,6 +539,19 @@ impl Parser {
         }
     }
 
+    /// The most `rest` (token steps to its rule's end, `limits.rs`) that scan item `item`
+    /// may be left at by the next token and survive that token's end: the tokens its limited
+    /// occurrence has left after it (at least 1 to survive, an accepting state completes the
+    /// rule either way); `u32::MAX` for an item of an unlimited rule.
+    pub(crate) fn rest_room_after_token(&self, item: Item) -> u32 {
+        let g = &self.grammar;
+        let limit = g.limits.of_rule(g.states[item.state as usize].rule);
+        if limit == 0 {
+            return u32::MAX;
+        }
+        limit.saturating_sub(self.touched(item, 0) + 1)
+    }
+
     /// The key a scan item of the top set is classified under: its state, or the tight key
     /// of an item of a limited rule close to its limit (see `limits.rs`).
     pub(crate) fn item_key(&self, item: Item) -> u32 {

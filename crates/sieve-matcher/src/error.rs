@@ -55,10 +55,6 @@ pub enum MatcherError {
         /// Words needed: `ceil(n_vocab / 32)`.
         needed: usize,
     },
-    /// A budgeted matcher cannot be created for a grammar whose rules have token limits
-    /// (the budget's completion bounds do not yet account for them).
-    #[error("a token budget (max_tokens of the output) cannot be combined with rules that have their own max_tokens yet; drop one of them (on the command line, `--no-budget` drops the budget)")]
-    BudgetWithTokenLimits,
     /// A budgeted matcher cannot be created: no complete output is guaranteed to fit.
     #[error("{}", budget_too_small(*max_tokens, *needed))]
     BudgetTooSmall {

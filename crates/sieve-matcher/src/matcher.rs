@@ -65,15 +65,11 @@ impl Matcher {
     ///
     /// # Errors
     /// [`MatcherError::BudgetTooSmall`] when no complete output is guaranteed to fit from the
-    /// start; [`MatcherError::BudgetWithTokenLimits`] for a grammar whose rules have token
-    /// limits.
+    /// start.
     pub fn with_budget(
         compiled: Arc<CompiledGrammar>,
         max_tokens: u32,
     ) -> Result<Matcher, MatcherError> {
-        if compiled.has_token_limits() {
-            return Err(MatcherError::BudgetWithTokenLimits);
-        }
         let mut matcher = Matcher::new(compiled);
         let bound = matcher
             .parser

@@ -7,9 +7,7 @@
 use std::sync::Arc;
 
 use sieve_ir::{reference::Recognizer, Grammar};
-use sieve_matcher::{
-    BackendKind, CompileError, CompiledGrammar, Matcher, MatcherError, Options, Tokenizer,
-};
+use sieve_matcher::{BackendKind, CompileError, CompiledGrammar, Matcher, Options, Tokenizer};
 use sieve_vocab::Vocabulary;
 
 /// A constraint with limited regions, found in an output between `open` and the next
@@ -288,14 +286,7 @@ fn without_the_limit_regions_run_longer() {
 fn masks_equal_the_parser_with_tokens_crossing_region_boundaries() {
     for case in cases() {
         let recognizer = Recognizer::new(&case.grammar).expect("small bounds");
-        let samples: Vec<Vec<u8>> = (0..200)
-            .filter_map(|seed| recognizer.sample(seed, 6))
-            .filter(|s| s.len() <= 60)
-            .take(20)
-            .collect();
-        let slices: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
-        let vocab = Arc::new(sieve_testkit::substring_vocabulary(&slices, 6, Some(1500)));
-        let compiled = compile(&case.grammar, vocab);
+        let compiled = compile(&case.grammar, substring_vocab(&case));
         for seed in 0..8 {
             let label = format!("{} (substring vocabulary) seed {seed}", case.name);
             let (output, lengths) = walk(&compiled, seed, 1, &label);
@@ -357,9 +348,9 @@ fn limits_that_cannot_be_honoured_are_typed_errors() {
     }
 }
 
-/// `auto` picks a backend that counts tokens; a budget on top is refused (a known gap).
+/// `auto` picks a backend that counts tokens.
 #[test]
-fn auto_compiles_limits_and_budgets_are_refused_with_them() {
+fn auto_compiles_limits_on_earley() {
     let tokenizer = Arc::new(Tokenizer::new(Arc::new(
         Vocabulary::embedded_default().clone(),
     )));
@@ -368,11 +359,167 @@ fn auto_compiles_limits_and_budgets_are_refused_with_them() {
         ..Options::default()
     };
     let grammar = gbnf("root ::= \"<\" w \">\"\nw[max_tokens=3] ::= [a-z]+");
-    let compiled =
-        Arc::new(CompiledGrammar::new(&grammar, tokenizer, &options).expect("auto compiles"));
+    let compiled = CompiledGrammar::new(&grammar, tokenizer, &options).expect("auto compiles");
     assert!(compiled.has_token_limits());
-    assert_eq!(
-        Matcher::with_budget(compiled, 20).err(),
-        Some(MatcherError::BudgetWithTokenLimits)
+    assert_eq!(compiled.backend(), BackendKind::Earley);
+}
+
+/// The substring vocabulary of `case`'s sampled sentences (see the test above).
+fn substring_vocab(case: &Case) -> Arc<Vocabulary> {
+    let recognizer = Recognizer::new(&case.grammar).expect("small bounds");
+    let samples: Vec<Vec<u8>> = (0..200)
+        .filter_map(|seed| recognizer.sample(seed, 6))
+        .filter(|s| s.len() <= 60)
+        .take(20)
+        .collect();
+    let slices: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
+    Arc::new(sieve_testkit::substring_vocabulary(&slices, 6, Some(1500)))
+}
+
+/// One budgeted walk to EOS: uniform, or the adversary taking the allowed text token that
+/// leaves the most work; masks checked against the oracle every other step. Returns the
+/// output, the token lengths and the steps taken.
+fn budgeted_walk(
+    compiled: &Arc<CompiledGrammar>,
+    budget: u32,
+    seed: u64,
+    adversary: bool,
+    label: &str,
+) -> (Vec<u8>, Vec<usize>, usize) {
+    let vocab = compiled.vocabulary();
+    let eos = vocab.eos_ids()[0].as_u32();
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut m = Matcher::with_budget(compiled.clone(), budget).expect("feasible");
+    let mut tokens: Vec<u32> = Vec::new();
+    while !m.is_terminated() {
+        let mask = mask_of(&mut m);
+        if tokens.len() % 2 == 0 {
+            let oracle = oracle_mask(&mut m);
+            let (mask_only, oracle_only) = differences(&mask, &oracle);
+            assert!(
+                mask_only.is_empty() && oracle_only.is_empty(),
+                "{label}: step {}: only in the mask {mask_only:?}, only in the oracle {oracle_only:?}",
+                tokens.len()
+            );
+        }
+        let allowed = set_bits(&mask);
+        assert!(
+            !allowed.is_empty(),
+            "{label}: empty mask after {} tokens",
+            tokens.len()
+        );
+        let token = if adversary {
+            allowed
+                .iter()
+                .copied()
+                .filter(|&t| t != eos)
+                .max_by_key(|&t| {
+                    let mut after = m.clone();
+                    after.accept_token(t).expect("allowed");
+                    after.completion_bound().unwrap_or(0)
+                })
+                .unwrap_or(eos)
+        } else {
+            allowed[rng.below(allowed.len())]
+        };
+        m.accept_token(token).expect("an allowed token is accepted");
+        if token != eos {
+            tokens.push(token);
+        }
+    }
+    let bytes = |t: u32| vocab.bytes(vocab.token(t).expect("in range"));
+    let output = tokens.iter().flat_map(|&t| bytes(t).to_vec()).collect();
+    let lengths = tokens.iter().map(|&t| bytes(t).len()).collect();
+    (output, lengths, m.steps())
+}
+
+/// A budget and limits together: from the smallest feasible budget to 1.5 times it, with a
+/// uniform and an adversarial sampler, every walk ends with EOS within the budget, on a
+/// sentence, with every region within its limit; the budgeted masks equal the oracle's.
+#[test]
+fn budgeted_walks_end_complete_within_the_budget_and_every_limit() {
+    for case in cases() {
+        let compiled = compile(&case.grammar, substring_vocab(&case));
+        let recognizer = Recognizer::new(&case.grammar).expect("small bounds");
+        let min = Matcher::new(compiled.clone())
+            .completion_bound()
+            .expect("bounded")
+            + 1;
+        for budget in [min, min + 1, min + min / 2 + 1] {
+            for adversary in [false, true] {
+                for seed in 0..3u64 {
+                    let label = format!(
+                        "{} budget {budget} adversary {adversary} seed {seed}",
+                        case.name
+                    );
+                    let (output, lengths, steps) =
+                        budgeted_walk(&compiled, budget, seed, adversary, &label);
+                    assert!(steps <= budget as usize, "{label}: {steps} steps");
+                    assert!(recognizer.accepts(&output), "{label}: {output:?}");
+                    for count in region_tokens(&case, &output, &lengths) {
+                        assert!(count <= case.limit, "{label}: {count} tokens");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The same on GPT-2's vocabulary with the uniform sampler.
+#[test]
+fn budgeted_walks_on_gpt2_end_complete() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    for case in cases() {
+        let compiled = compile(&case.grammar, vocab.clone());
+        let recognizer = Recognizer::new(&case.grammar).expect("small bounds");
+        let min = Matcher::new(compiled.clone())
+            .completion_bound()
+            .expect("bounded")
+            + 1;
+        for (budget, seed) in [(min, 1), (min + 2, 2), (min + min / 2 + 1, 3)] {
+            let label = format!("{} (GPT-2) budget {budget} seed {seed}", case.name);
+            let (output, lengths, steps) = budgeted_walk(&compiled, budget, seed, false, &label);
+            assert!(steps <= budget as usize, "{label}: {steps} steps");
+            assert!(recognizer.accepts(&output), "{label}");
+            for count in region_tokens(&case, &output, &lengths) {
+                assert!(count <= case.limit, "{label}: {count} tokens");
+            }
+        }
+    }
+}
+
+/// An ambiguous prefix: a limited rule and an unlimited one read the same letters, so a token
+/// can drop the limited item (too far from its end for the tokens it has left) while the
+/// other item keeps the token allowed, at a much higher completion cost. The budget's fast
+/// path must not count the dropped item's cheap route: budgeted masks equal the oracle's at
+/// every step, and every walk ends within the budget.
+#[test]
+fn budgets_do_not_count_routes_of_items_a_token_drops() {
+    let grammar = gbnf(
+        "root ::= w \".\" | [a-z-]+ \".xxxxxxxxxxxx\"\nw[max_tokens=2] ::= [a-z]+ \"-\" [a-z]+",
     );
+    let recognizer = Recognizer::new(&grammar).expect("small bounds");
+    let pieces: Vec<&[u8]> = vec![
+        b"ab-cd.",
+        b"abc-d.",
+        b"abcd-ef.",
+        b"ab-c.xxxxxxxxxxxx",
+        b"abcdef.xxxxxxxxxxxx",
+    ];
+    let vocab = Arc::new(sieve_testkit::substring_vocabulary(&pieces, 3, Some(500)));
+    let compiled = compile(&grammar, vocab);
+    let min = Matcher::new(compiled.clone())
+        .completion_bound()
+        .expect("bounded")
+        + 1;
+    for budget in min..=min + 4 {
+        for adversary in [false, true] {
+            for seed in 0..6u64 {
+                let label = format!("ambiguous budget {budget} adversary {adversary} seed {seed}");
+                let (output, _, steps) = budgeted_walk(&compiled, budget, seed, adversary, &label);
+                assert!(steps <= budget as usize, "{label}: {steps} steps");
+                assert!(recognizer.accepts(&output), "{label}: {output:?}");
+            }
+        }
+    }
 }
