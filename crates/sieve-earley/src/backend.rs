@@ -175,9 +175,14 @@ impl Backend for EarleyGrammar {
     /// limits, which change the result.
     fn fingerprint(&self, state: u32) -> Option<Fingerprint> {
         const EARLEY_STATIC_WALK_V1: u64 = 0x4541_524c_4559_0001;
-        if self.limits.tight(state).is_some() {
-            return None;
-        }
+        // A tight key's classification is its state's, less what the rule's `rest` (a
+        // function of its automaton, which the rule hash names, and of the tokenizer, which
+        // owns the store) and the allowance remove: the state's fingerprint with the
+        // allowance and a tag bit in the canonical-state word.
+        let (state, tight) = match self.limits.tight(state) {
+            Some((state, allowance)) => (state, (1u64 << 63) | (u64::from(allowance) << 32)),
+            None => (state, 0),
+        };
         let info = self.states[state as usize];
         let hash = self.rule_hash[info.rule as usize]?;
         let canonical = self.canonical[state as usize];
@@ -191,7 +196,7 @@ impl Backend for EarleyGrammar {
         Some(Fingerprint([
             hash ^ EARLEY_STATIC_WALK_V1.rotate_left(crate::within::MAX_STACK as u32)
                 ^ (crate::within::MAX_CONFIGS as u64),
-            u64::from(canonical),
+            u64::from(canonical) | tight,
             follow[0],
             follow[1],
             follow[2],

@@ -32,9 +32,10 @@
 //! # Keys
 //!
 //! An item with `a ≤ M` is *tight*: its tokens are those of its state minus the ones that end
-//! inside the rule at a state with `rest ≥ a` (not accepting), without passing an accepting
-//! state on the way (there the occurrence may end and the caller go on; such tokens become
-//! uncertain and are fed). It is reported under its own key, `tight_id(s, a)`, numbered after
+//! inside the rule at a state with `rest ≥ a` (not accepting), unless the token could leave
+//! the rule inside it (an accepting state on the way followed by a byte of the rule's
+//! FOLLOW: the occurrence may end there and the caller go on; such tokens become uncertain
+//! and are fed). It is reported under its own key, `tight_id(s, a)`, numbered after
 //! the grammar's states; a non-tight item keeps its state's key, whose classification needs
 //! no change. `M ≤` [`MAX_TIGHT`] keeps the numbering small.
 
@@ -329,61 +330,145 @@ fn step_targets(g: &EarleyGrammar, trie: &TokenTrie, s: u32, out: &mut Vec<u32>)
 
 /// Walks the trie from state `s` inside `s`'s rule automaton: for each token position whose
 /// bytes the automaton (as an NFA over state sets) follows to the end, calls
-/// `visit(position, length, end_set, passed_accepting)`, where `passed_accepting` says
-/// whether a state after one byte and before the last accepted. Returning `false` stops the
-/// walk.
+/// `visit(position, length, end_set, may_exit)`, where `may_exit` says whether the token
+/// could leave the rule inside it: a set after one byte and before the last accepts and the
+/// byte after it is in FOLLOW of the rule. Returning `false` stops the walk.
+///
+/// The state sets are determinised on the fly ([`SubsetSteps`]), so a trie node costs one
+/// table look-up once its set has met its byte.
 fn walk_within(
     g: &EarleyGrammar,
     trie: &TokenTrie,
     s: u32,
     mut visit: impl FnMut(usize, usize, &[u32], bool) -> bool,
 ) {
-    // sets[d]: the states after the first d bytes of the current token; accept[d]: whether a
-    // state after 1..d bytes (exclusive of d) accepted.
-    let mut sets: Vec<Vec<u32>> = vec![vec![s]];
+    let mut steps = SubsetSteps::new(g, s);
+    let follow = &g.follow[g.states[s as usize].rule as usize];
+    // path[d]: the set after the first d bytes of the current token; passed[d]: whether the
+    // token could leave the rule after 1..d bytes (d exclusive).
+    let mut path: Vec<u32> = vec![0];
     let mut passed: Vec<bool> = vec![false];
     let mut i = 0;
     let n = trie.len();
     while i < n {
         let bytes = trie.bytes_at(i);
-        let common = trie.lcp(i).min(sets.len() - 1);
-        sets.truncate(common + 1);
+        let common = trie.lcp(i).min(path.len() - 1);
+        path.truncate(common + 1);
         passed.truncate(common + 1);
         let mut dead_at = None;
-        while sets.len() <= bytes.len() {
-            let depth = sets.len() - 1;
-            let byte = bytes[depth];
-            let mut next: Vec<u32> = Vec::new();
-            for &state in &sets[depth] {
-                for edge in g.byte_edges(&g.states[state as usize]) {
-                    if edge.lo <= byte && byte <= edge.hi {
-                        next.push(edge.target);
-                    }
-                }
-            }
-            if next.is_empty() {
+        while path.len() <= bytes.len() {
+            let depth = path.len() - 1;
+            let from = path[depth];
+            let Some(next) = steps.step(&mut path, from, bytes[depth]) else {
                 dead_at = Some(depth);
                 break;
-            }
-            next.sort_unstable();
-            next.dedup();
+            };
+            let from = path[depth];
             let was = passed[depth]
-                || (depth >= 1 && sets[depth].iter().any(|&t| g.states[t as usize].accepting));
-            sets.push(next);
+                || (depth >= 1 && steps.accepting[from as usize] && follow.contains(bytes[depth]));
+            path.push(next);
             passed.push(was);
         }
         match dead_at {
-            Some(depth) => {
-                i = trie.skip_to(i + 1, depth + 1);
-            }
+            Some(depth) => i = trie.skip_to(i + 1, depth + 1),
             None => {
                 let len = bytes.len();
-                if !visit(i, len, &sets[len], passed[len]) {
+                if !visit(i, len, &steps.sets[path[len] as usize], passed[len]) {
                     return;
                 }
                 i += 1;
             }
         }
+    }
+}
+
+/// The most state sets [`SubsetSteps`] keeps before starting afresh.
+const MAX_SUBSETS: usize = 1 << 12;
+
+/// A lazily determinised view of a rule automaton: interned state sets and, per set, its
+/// successor per byte (filled on first use). Bounded by [`MAX_SUBSETS`]: past it the memo is
+/// rebuilt from the sets a walk still holds.
+struct SubsetSteps<'g> {
+    g: &'g EarleyGrammar,
+    sets: Vec<Vec<u32>>,
+    ids: std::collections::HashMap<Vec<u32>, u32>,
+    /// Per set, whether one of its states accepts.
+    accepting: Vec<bool>,
+    /// Per set, 256 entries: a set id, [`UNKNOWN`] or [`DEAD`].
+    rows: Vec<u32>,
+}
+
+const UNKNOWN: u32 = u32::MAX - 1;
+const DEAD: u32 = u32::MAX;
+
+impl<'g> SubsetSteps<'g> {
+    /// The memo with `{s}` as set 0.
+    fn new(g: &'g EarleyGrammar, s: u32) -> SubsetSteps<'g> {
+        let mut steps = SubsetSteps {
+            g,
+            sets: Vec::new(),
+            ids: std::collections::HashMap::new(),
+            accepting: Vec::new(),
+            rows: Vec::new(),
+        };
+        steps.intern(vec![s]);
+        steps
+    }
+
+    fn intern(&mut self, set: Vec<u32>) -> u32 {
+        if let Some(&id) = self.ids.get(&set) {
+            return id;
+        }
+        let id = self.sets.len() as u32;
+        self.accepting
+            .push(set.iter().any(|&t| self.g.states[t as usize].accepting));
+        self.ids.insert(set.clone(), id);
+        self.sets.push(set);
+        self.rows.extend(std::iter::repeat_n(UNKNOWN, 256));
+        id
+    }
+
+    /// The set after `byte` from set `from`, `None` when no state has an edge for it. May
+    /// renumber the sets of `path` (when the memo starts afresh).
+    fn step(&mut self, path: &mut [u32], from: u32, byte: u8) -> Option<u32> {
+        let entry = self.rows[from as usize * 256 + byte as usize];
+        if entry != UNKNOWN {
+            return (entry != DEAD).then_some(entry);
+        }
+        let mut next: Vec<u32> = Vec::new();
+        for &state in &self.sets[from as usize] {
+            for edge in self.g.byte_edges(&self.g.states[state as usize]) {
+                if edge.lo <= byte && byte <= edge.hi {
+                    next.push(edge.target);
+                }
+            }
+        }
+        if next.is_empty() {
+            self.rows[from as usize * 256 + byte as usize] = DEAD;
+            return None;
+        }
+        next.sort_unstable();
+        next.dedup();
+        let mut from = from;
+        if self.sets.len() >= MAX_SUBSETS && !self.ids.contains_key(&next) {
+            // Start afresh, keeping the sets the walk's path holds.
+            let held: Vec<Vec<u32>> = path
+                .iter()
+                .map(|&id| self.sets[id as usize].clone())
+                .collect();
+            let from_set = self.sets[from as usize].clone();
+            self.sets.clear();
+            self.ids.clear();
+            self.accepting.clear();
+            self.rows.clear();
+            for (slot, set) in path.iter_mut().zip(held) {
+                *slot = self.intern(set);
+            }
+            from = self.intern(from_set);
+        }
+        let id = self.intern(next);
+        self.rows[from as usize * 256 + byte as usize] = id;
+        Some(id)
     }
 }
 

@@ -523,3 +523,59 @@ fn budgets_do_not_count_routes_of_items_a_token_drops() {
         }
     }
 }
+
+/// A tight key's classification is shared across grammars through the tokenizer's store
+/// (its fingerprint is its state's with the allowance), so a second request with the same
+/// limited text classifies nothing itself, and its masks are the same as unshared.
+#[test]
+fn tight_classifications_are_shared_across_grammars() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let tag = serde_json::json!({"type": "structural_tag", "format": {"type": "tag",
+        "begin": "<think>", "content": {"type": "any_text", "max_tokens": 4}, "end": "</think>"}});
+    let grammar = sieve_structural::compile(&tag, &Default::default()).expect("compiles");
+    // Four tokens of text: the last is read at allowance 1, under a tight key.
+    let text = b"<think>a b c d</think>";
+    let walk = |compiled: &Arc<CompiledGrammar>| {
+        let trie = compiled.trie();
+        let mut matcher = Matcher::new(compiled.clone());
+        let mut masks = Vec::new();
+        let mut at = 0;
+        while at < text.len() {
+            masks.push(mask_of(&mut matcher));
+            let (len, id) = (1..=(text.len() - at).min(8))
+                .rev()
+                .find_map(|len| trie.find(&text[at..at + len]).map(|id| (len, id)))
+                .expect("single bytes are tokens");
+            matcher.accept_token(id.as_u32()).expect("on the text");
+            at += len;
+        }
+        masks.push(mask_of(&mut matcher));
+        masks
+    };
+    let tokenizer = Arc::new(Tokenizer::new(vocab.clone()));
+    let first = compile_with(&grammar, &tokenizer, true);
+    let first_masks = walk(&first);
+    assert!(first.cache_stats().classified > 0);
+    let second = compile_with(&grammar, &tokenizer, true);
+    let second_masks = walk(&second);
+    assert_eq!(
+        second.cache_stats().classified,
+        0,
+        "{:?}",
+        second.cache_stats()
+    );
+    let alone = compile_with(&grammar, &Arc::new(Tokenizer::new(vocab)), false);
+    assert!(walk(&alone) == first_masks && first_masks == second_masks);
+}
+
+fn compile_with(
+    grammar: &Grammar,
+    tokenizer: &Arc<Tokenizer>,
+    share: bool,
+) -> Arc<CompiledGrammar> {
+    let options = Options {
+        share_classifications: share,
+        ..Options::default()
+    };
+    Arc::new(CompiledGrammar::new(grammar, tokenizer.clone(), &options).expect("compiles"))
+}
