@@ -579,3 +579,92 @@ fn compile_with(
     };
     Arc::new(CompiledGrammar::new(grammar, tokenizer.clone(), &options).expect("compiles"))
 }
+
+/// Tokens over the random grammars' bytes, some crossing rule boundaries, and `</s>` (EOS).
+fn abc_tokenizer() -> Arc<Tokenizer> {
+    let list: String = ["a", "b", "c", "ab", "ca", "bc", "aa", "abc", "cab", "bca"]
+        .iter()
+        .map(|t| format!("\"{t}\"\n"))
+        .chain(std::iter::once("special:\"</s>\"\n".to_owned()))
+        .collect();
+    let vocab = sieve_vocab::plain::parse(list.as_bytes(), &Default::default()).expect("valid");
+    Arc::new(Tokenizer::new(Arc::new(vocab)))
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 300, ..Default::default() })]
+
+    /// Random grammars with one rule limited (those the compiler accepts: not recursive
+    /// through it, not nested, a limit above what the rule may need): along random walks,
+    /// every mask equals the oracle's and is never empty before EOS (a limited occurrence is
+    /// always closed in time).
+    #[test]
+    fn random_limited_grammars_keep_masks_exact_and_walks_alive(
+        grammar in sieve_testkit::random::arb_grammar(),
+        rule in 0usize..3,
+        limit in 2u32..6,
+        picks in proptest::collection::vec(0usize..1000, 1..24),
+    ) {
+        let mut grammar = grammar;
+        let id = sieve_ir::RuleId::new(rule % grammar.rules().len()).expect("small id");
+        grammar.set_token_limit(id, Some(limit));
+        let Ok(compiled) = CompiledGrammar::new(&grammar, abc_tokenizer(), &Options::default())
+        else {
+            return Ok(());
+        };
+        let mut matcher = Matcher::new(Arc::new(compiled));
+        for pick in picks {
+            let mask = mask_of(&mut matcher);
+            let oracle = oracle_mask(&mut matcher);
+            proptest::prop_assert_eq!(&mask, &oracle, "{}", grammar);
+            let allowed = set_bits(&mask);
+            proptest::prop_assert!(!allowed.is_empty(), "stranded in {}", grammar);
+            matcher
+                .accept_token(allowed[pick % allowed.len()])
+                .expect("an allowed token is accepted");
+            if matcher.is_terminated() {
+                break;
+            }
+        }
+    }
+
+    /// The same grammars with a budget from the least feasible to three more: masks equal
+    /// the oracle's, are never empty, and every walk ends with EOS within the budget.
+    #[test]
+    fn random_limited_grammars_with_budgets_end_within_them(
+        grammar in sieve_testkit::random::arb_grammar(),
+        rule in 0usize..3,
+        limit in 2u32..6,
+        slack in 0u32..4,
+        picks in proptest::collection::vec(0usize..1000, 40),
+    ) {
+        let mut grammar = grammar;
+        let id = sieve_ir::RuleId::new(rule % grammar.rules().len()).expect("small id");
+        grammar.set_token_limit(id, Some(limit));
+        let Ok(compiled) = CompiledGrammar::new(&grammar, abc_tokenizer(), &Options::default())
+        else {
+            return Ok(());
+        };
+        let compiled = Arc::new(compiled);
+        let Some(bound) = Matcher::new(compiled.clone()).completion_bound() else {
+            return Ok(());
+        };
+        let budget = bound + 1 + slack;
+        let mut matcher = Matcher::with_budget(compiled, budget).expect("feasible");
+        for pick in picks {
+            let mask = mask_of(&mut matcher);
+            let oracle = oracle_mask(&mut matcher);
+            proptest::prop_assert_eq!(&mask, &oracle, "{}", grammar);
+            let allowed = set_bits(&mask);
+            proptest::prop_assert!(!allowed.is_empty(), "stranded in {}", grammar);
+            matcher
+                .accept_token(allowed[pick % allowed.len()])
+                .expect("an allowed token is accepted");
+            if matcher.is_terminated() {
+                break;
+            }
+        }
+        proptest::prop_assert!(matcher.is_terminated(), "no EOS within the budget: {}", grammar);
+        proptest::prop_assert!(matcher.steps() <= budget as usize);
+    }
+}

@@ -9,7 +9,10 @@
 //!
 //! Invariants:
 //!
-//! - Languages are kept: every rule of the result derives what it derived before.
+//! - Finite languages are kept: every rule of the result derives the strings it derived
+//!   before. What only infinite derivations reach (pumping rules such as `x ::= "c" x`,
+//!   which normalisation keeps so that their prefixes stay viable) is dropped: a limited
+//!   rule can never close it.
 //! - After it no rule reaches itself, or [`solve`] failed with
 //!   [`NormalizeError::NotRegular`] naming a rule on a cycle that is not right-linear.
 //! - The result stays within the caller's size limit ([`NormalizeError::TooLarge`]):
@@ -50,6 +53,7 @@ pub(crate) fn solve(
     let mut bodies: Vec<Expr> = (0..n)
         .map(|i| grammar.rule(rule_id(i)).body().clone())
         .collect();
+    let mut dead = vec![false; n];
     for members in components {
         let cyclic = members.len() > 1 || edges[members[0]].contains(&members[0]);
         if !cyclic {
@@ -65,7 +69,29 @@ pub(crate) fn solve(
         }
         let solutions = eliminate(equations, size_limit)?;
         for (&i, solution) in members.iter().zip(solutions) {
-            bodies[i] = solution.expect("the rules of a normalised grammar are productive");
+            match solution {
+                Some(solution) => bodies[i] = solution,
+                // Only infinite derivations (normalisation keeps such pumping rules, whose
+                // prefixes are viable without a limit): nothing a limit can close.
+                None => dead[i] = true,
+            }
+        }
+    }
+    // Drop what reaches only dead rules, until nothing more dies.
+    let mut changed = dead.iter().any(|&d| d);
+    while changed {
+        changed = false;
+        for i in 0..n {
+            if dead[i] {
+                continue;
+            }
+            match prune(&bodies[i], &dead) {
+                Some(body) => bodies[i] = body,
+                None => {
+                    dead[i] = true;
+                    changed = true;
+                }
+            }
         }
     }
     let rules = bodies
@@ -74,6 +100,25 @@ pub(crate) fn solve(
         .map(|(i, body)| (grammar.rule(rule_id(i)).name().to_owned(), body))
         .collect();
     Grammar::from_rewrite(rules, grammar.root()).map_err(NormalizeError::from_ir)
+}
+
+/// `expr` without the alternatives that need a rule of `dead`; `None` when nothing is left.
+fn prune(expr: &Expr, dead: &[bool]) -> Option<Expr> {
+    match expr.kind() {
+        ExprKind::Ref(r) => (!dead[r.index()]).then(|| expr.clone()),
+        ExprKind::Empty | ExprKind::Bytes(_) | ExprKind::Class(_) => Some(expr.clone()),
+        ExprKind::Seq(items) => Some(Expr::seq(
+            items
+                .iter()
+                .map(|item| prune(item, dead))
+                .collect::<Option<Vec<_>>>()?,
+        )),
+        ExprKind::Choice(items) => Expr::choice(items.iter().filter_map(|item| prune(item, dead))),
+        ExprKind::Repeat { item, min, max } => match prune(item, dead) {
+            Some(item) => Expr::repeat(item, *min, *max).ok(),
+            None => (*min == 0).then(Expr::empty),
+        },
+    }
 }
 
 fn rule_id(index: usize) -> RuleId {
@@ -337,6 +382,10 @@ mod tests {
             "root ::= \"a\" x | \"c\"\nx ::= \"b\" y | \"<\"\ny ::= \"c\" root | \"a\" x | \"b\"",
         );
         assert_same_language("root ::= \"<\" t\nt ::= [ab] t | \"c\" u\nu ::= \"c\" t | \"<\"");
+        // A pumping rule (only infinite derivations) drops out with what needs it.
+        assert_same_language(
+            "root ::= \"a\" | \"b\" x | \"c\" y\nx ::= \"c\" x\ny ::= \"a\" x | \"b\"",
+        );
         // Optional and grouped tails, as normalisation writes free text.
         assert_same_language(
             "root ::= \"b\"+ t? | t\nt ::= [ac] root? | \"<\" (\"a\" t | \"c\" root)",
