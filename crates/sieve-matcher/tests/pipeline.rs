@@ -221,14 +221,17 @@ fn byte_matcher_agrees_with_the_matcher_and_the_reference() {
         for text in &texts {
             bytes.reset();
             let mut matcher = Matcher::new(compiled.clone());
+            // Each `accept_bytes` call ends a token, so a grammar with token limits takes
+            // fewer bytes one call at a time than the byte matcher, which has no tokens:
+            // there only the byte matcher and the reference are compared.
+            let tokens_count = !compiled.has_token_limits();
             for (offset, &byte) in text.iter().enumerate() {
                 let allowed = bytes.allowed_bytes().contains(byte);
                 let by_bytes = bytes.push_byte(byte) == Ok(true);
                 assert_eq!(allowed, by_bytes);
-                let by_tokens = matcher.accept_bytes(&[byte]).is_ok();
-                assert_eq!(
-                    by_bytes,
-                    by_tokens,
+                let by_tokens = tokens_count && matcher.accept_bytes(&[byte]).is_ok();
+                assert!(
+                    !tokens_count || by_bytes == by_tokens,
                     "{}: byte {offset} of {:?}",
                     path.display(),
                     String::from_utf8_lossy(text)
@@ -239,7 +242,9 @@ fn byte_matcher_agrees_with_the_matcher_and_the_reference() {
                 }
             }
             if bytes.len() == text.len() {
-                assert_eq!(bytes.can_finish(), matcher.can_terminate());
+                if tokens_count {
+                    assert_eq!(bytes.can_finish(), matcher.can_terminate());
+                }
                 assert_eq!(bytes.can_finish(), reference.accepts(text));
             }
         }

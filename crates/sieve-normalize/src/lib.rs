@@ -260,14 +260,26 @@ impl std::fmt::Display for Normalized {
 
 /// Runs every pass in order; the result satisfies the output contract (see [`Normalized`]).
 pub fn normalize(grammar: &Grammar, config: &Config) -> Result<Normalized, NormalizeError> {
-    normalize_traced(grammar, config, |_, _| {})
+    run(grammar, config, None)
 }
 
-/// Runs every pass in order, calling `after_pass` with each pass's name and output.
+/// Runs every pass in order, calling `after_pass` with each pass's name and output (with
+/// rules that have token limits in place, as the result will hold them).
 pub fn normalize_traced(
     grammar: &Grammar,
     config: &Config,
     mut after_pass: impl FnMut(&str, &Grammar),
+) -> Result<Normalized, NormalizeError> {
+    run(grammar, config, Some(&mut after_pass))
+}
+
+/// What [`normalize_traced`] calls after each pass.
+type AfterPass<'a> = &'a mut dyn FnMut(&str, &Grammar);
+
+fn run(
+    grammar: &Grammar,
+    config: &Config,
+    mut after_pass: Option<AfterPass<'_>>,
 ) -> Result<Normalized, NormalizeError> {
     let has_limits = grammar.token_limits().next().is_some();
     let (mut current, regions) = if has_limits {
@@ -283,7 +295,15 @@ pub fn normalize_traced(
                 NormalizeError::Internal(format!("after `{}`: {problem}", pass.name))
             })?;
         }
-        after_pass(pass.name, &current);
+        if let Some(after_pass) = after_pass.as_mut() {
+            if has_limits {
+                // The passes see the limited rules as placeholders; show them in place.
+                let spliced = limits::splice(current.clone(), regions.clone())?;
+                after_pass(pass.name, &spliced);
+            } else {
+                after_pass(pass.name, &current);
+            }
+        }
     }
     if has_limits {
         current = limits::splice(current, regions)?;
@@ -292,7 +312,6 @@ pub fn normalize_traced(
                 NormalizeError::Internal(format!("after splicing limited rules: {problem}"))
             })?;
         }
-        after_pass("token-limits", &current);
     }
     debug_assert_eq!(
         PASSES.last().map(|pass| pass.establishes),
@@ -329,7 +348,9 @@ fn check_limits(pass: &Pass, grammar: &Grammar, config: &Config) -> Result<(), N
     Ok(())
 }
 
-/// Checks the IR invariants and what `stage` promises; describes the first violation.
+/// Checks the IR invariants and what `stage` promises; describes the first violation. A rule
+/// with a token limit is always in the final form and references no rule, whatever the
+/// stage (normalisation holds it aside and splices it back whole).
 pub fn check_stage(grammar: &Grammar, stage: Stage) -> Result<(), String> {
     sieve_ir::verify::verify(grammar).map_err(|problems| problems.join("; "))?;
     if matches!(stage, Stage::Flat | Stage::FlatNonNullable) {
@@ -344,6 +365,16 @@ pub fn check_stage(grammar: &Grammar, stage: Stage) -> Result<(), String> {
             return Err(format!(
                 "rule `{}` derives the empty string",
                 grammar.rule(rule).name()
+            ));
+        }
+    }
+    for rule in grammar.rules().iter().filter(|r| r.max_tokens().is_some()) {
+        let mut refers = false;
+        rule.body().for_each_ref(&mut |_| refers = true);
+        if refers || !has_only_loop_repeats(rule.body()) {
+            return Err(format!(
+                "rule `{}` has a token limit but is not one reference-free regular expression",
+                rule.name()
             ));
         }
     }

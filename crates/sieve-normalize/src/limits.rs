@@ -37,6 +37,7 @@ use crate::{analysis, NormalizeError};
 const PLACEHOLDER_BASE: u32 = 1 << 23;
 
 /// A limited rule set aside: its regular body without ε, its limit, and its name.
+#[derive(Clone)]
 pub(crate) struct Region {
     name: String,
     body: Expr,
