@@ -116,3 +116,17 @@ pub fn push_range(ranges: &mut Vec<Range<u32>>, range: Range<u32>) {
         _ => ranges.push(range),
     }
 }
+
+/// `ranges` (in any order, possibly overlapping) as sorted, disjoint ranges covering the
+/// same positions.
+pub fn merge_ranges(mut ranges: Vec<Range<u32>>) -> Vec<Range<u32>> {
+    ranges.sort_unstable_by_key(|r| r.start);
+    let mut merged: Vec<Range<u32>> = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        match merged.last_mut() {
+            Some(last) if range.start <= last.end => last.end = last.end.max(range.end),
+            _ => merged.push(range),
+        }
+    }
+    merged
+}

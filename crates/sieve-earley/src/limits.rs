@@ -510,15 +510,7 @@ pub(crate) fn tighten(
         true
     });
     if added {
-        uncertain.sort_unstable_by_key(|r| r.start);
-        let mut merged: Vec<Range<u32>> = Vec::with_capacity(uncertain.len());
-        for range in uncertain {
-            match merged.last_mut() {
-                Some(last) if range.start <= last.end => last.end = last.end.max(range.end),
-                _ => merged.push(range),
-            }
-        }
-        uncertain = merged;
+        uncertain = sieve_backend::merge_ranges(uncertain);
     }
     Classification {
         accepted: TokenSet::from_bits(bits),

@@ -433,6 +433,32 @@ fn budgeted_walk(
     (output, lengths, m.steps())
 }
 
+/// The least budget that fits a complete output (the bound of the empty output, and EOS).
+fn min_budget(compiled: &Arc<CompiledGrammar>) -> u32 {
+    Matcher::new(compiled.clone())
+        .completion_bound()
+        .expect("bounded")
+        + 1
+}
+
+/// One [`budgeted_walk`] (`sampler`: seed, adversary) of `case`, checked: within the budget,
+/// a sentence, every region within the limit.
+fn check_budgeted_walk(
+    case: &Case,
+    compiled: &Arc<CompiledGrammar>,
+    budget: u32,
+    (seed, adversary): (u64, bool),
+    label: &str,
+) {
+    let (output, lengths, steps) = budgeted_walk(compiled, budget, seed, adversary, label);
+    assert!(steps <= budget as usize, "{label}: {steps} steps");
+    let recognizer = Recognizer::new(&case.grammar).expect("small bounds");
+    assert!(recognizer.accepts(&output), "{label}: {output:?}");
+    for count in region_tokens(case, &output, &lengths) {
+        assert!(count <= case.limit, "{label}: {count} tokens");
+    }
+}
+
 /// A budget and limits together: from the smallest feasible budget to 1.5 times it, with a
 /// uniform and an adversarial sampler, every walk ends with EOS within the budget, on a
 /// sentence, with every region within its limit; the budgeted masks equal the oracle's.
@@ -440,11 +466,7 @@ fn budgeted_walk(
 fn budgeted_walks_end_complete_within_the_budget_and_every_limit() {
     for case in cases() {
         let compiled = compile(&case.grammar, substring_vocab(&case));
-        let recognizer = Recognizer::new(&case.grammar).expect("small bounds");
-        let min = Matcher::new(compiled.clone())
-            .completion_bound()
-            .expect("bounded")
-            + 1;
+        let min = min_budget(&compiled);
         for budget in [min, min + 1, min + min / 2 + 1] {
             for adversary in [false, true] {
                 for seed in 0..3u64 {
@@ -452,13 +474,7 @@ fn budgeted_walks_end_complete_within_the_budget_and_every_limit() {
                         "{} budget {budget} adversary {adversary} seed {seed}",
                         case.name
                     );
-                    let (output, lengths, steps) =
-                        budgeted_walk(&compiled, budget, seed, adversary, &label);
-                    assert!(steps <= budget as usize, "{label}: {steps} steps");
-                    assert!(recognizer.accepts(&output), "{label}: {output:?}");
-                    for count in region_tokens(&case, &output, &lengths) {
-                        assert!(count <= case.limit, "{label}: {count} tokens");
-                    }
+                    check_budgeted_walk(&case, &compiled, budget, (seed, adversary), &label);
                 }
             }
         }
@@ -471,19 +487,10 @@ fn budgeted_walks_on_gpt2_end_complete() {
     let vocab = Arc::new(Vocabulary::embedded_default().clone());
     for case in cases() {
         let compiled = compile(&case.grammar, vocab.clone());
-        let recognizer = Recognizer::new(&case.grammar).expect("small bounds");
-        let min = Matcher::new(compiled.clone())
-            .completion_bound()
-            .expect("bounded")
-            + 1;
+        let min = min_budget(&compiled);
         for (budget, seed) in [(min, 1), (min + 2, 2), (min + min / 2 + 1, 3)] {
             let label = format!("{} (GPT-2) budget {budget} seed {seed}", case.name);
-            let (output, lengths, steps) = budgeted_walk(&compiled, budget, seed, false, &label);
-            assert!(steps <= budget as usize, "{label}: {steps} steps");
-            assert!(recognizer.accepts(&output), "{label}");
-            for count in region_tokens(&case, &output, &lengths) {
-                assert!(count <= case.limit, "{label}: {count} tokens");
-            }
+            check_budgeted_walk(&case, &compiled, budget, (seed, false), &label);
         }
     }
 }
@@ -508,10 +515,7 @@ fn budgets_do_not_count_routes_of_items_a_token_drops() {
     ];
     let vocab = Arc::new(sieve_testkit::substring_vocabulary(&pieces, 3, Some(500)));
     let compiled = compile(&grammar, vocab);
-    let min = Matcher::new(compiled.clone())
-        .completion_bound()
-        .expect("bounded")
-        + 1;
+    let min = min_budget(&compiled);
     for budget in min..=min + 4 {
         for adversary in [false, true] {
             for seed in 0..6u64 {
@@ -591,6 +595,42 @@ fn abc_tokenizer() -> Arc<Tokenizer> {
     Arc::new(Tokenizer::new(Arc::new(vocab)))
 }
 
+/// `grammar` with rule `rule` (modulo its rule count) limited to `limit` tokens, compiled
+/// against [`abc_tokenizer`]; `None` when the compiler refuses it.
+fn limited(
+    mut grammar: Grammar,
+    rule: usize,
+    limit: u32,
+) -> Option<(Grammar, Arc<CompiledGrammar>)> {
+    let id = sieve_ir::RuleId::new(rule % grammar.rules().len()).expect("small id");
+    grammar.set_token_limit(id, Some(limit));
+    let compiled = CompiledGrammar::new(&grammar, abc_tokenizer(), &Options::default()).ok()?;
+    Some((grammar, Arc::new(compiled)))
+}
+
+/// Steps `matcher` by the allowed token each pick selects, until EOS: every mask equals the
+/// oracle's and is not empty.
+fn checked_steps(
+    matcher: &mut Matcher,
+    picks: &[usize],
+    grammar: &Grammar,
+) -> Result<(), proptest::test_runner::TestCaseError> {
+    for pick in picks {
+        let mask = mask_of(matcher);
+        let oracle = oracle_mask(matcher);
+        proptest::prop_assert_eq!(&mask, &oracle, "{}", grammar);
+        let allowed = set_bits(&mask);
+        proptest::prop_assert!(!allowed.is_empty(), "stranded in {}", grammar);
+        matcher
+            .accept_token(allowed[pick % allowed.len()])
+            .expect("an allowed token is accepted");
+        if matcher.is_terminated() {
+            break;
+        }
+    }
+    Ok(())
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 300, ..Default::default() })]
 
@@ -605,27 +645,10 @@ proptest::proptest! {
         limit in 2u32..6,
         picks in proptest::collection::vec(0usize..1000, 1..24),
     ) {
-        let mut grammar = grammar;
-        let id = sieve_ir::RuleId::new(rule % grammar.rules().len()).expect("small id");
-        grammar.set_token_limit(id, Some(limit));
-        let Ok(compiled) = CompiledGrammar::new(&grammar, abc_tokenizer(), &Options::default())
-        else {
+        let Some((grammar, compiled)) = limited(grammar, rule, limit) else {
             return Ok(());
         };
-        let mut matcher = Matcher::new(Arc::new(compiled));
-        for pick in picks {
-            let mask = mask_of(&mut matcher);
-            let oracle = oracle_mask(&mut matcher);
-            proptest::prop_assert_eq!(&mask, &oracle, "{}", grammar);
-            let allowed = set_bits(&mask);
-            proptest::prop_assert!(!allowed.is_empty(), "stranded in {}", grammar);
-            matcher
-                .accept_token(allowed[pick % allowed.len()])
-                .expect("an allowed token is accepted");
-            if matcher.is_terminated() {
-                break;
-            }
-        }
+        checked_steps(&mut Matcher::new(compiled), &picks, &grammar)?;
     }
 
     /// The same grammars with a budget from the least feasible to three more: masks equal
@@ -638,32 +661,15 @@ proptest::proptest! {
         slack in 0u32..4,
         picks in proptest::collection::vec(0usize..1000, 40),
     ) {
-        let mut grammar = grammar;
-        let id = sieve_ir::RuleId::new(rule % grammar.rules().len()).expect("small id");
-        grammar.set_token_limit(id, Some(limit));
-        let Ok(compiled) = CompiledGrammar::new(&grammar, abc_tokenizer(), &Options::default())
-        else {
+        let Some((grammar, compiled)) = limited(grammar, rule, limit) else {
             return Ok(());
         };
-        let compiled = Arc::new(compiled);
         let Some(bound) = Matcher::new(compiled.clone()).completion_bound() else {
             return Ok(());
         };
         let budget = bound + 1 + slack;
         let mut matcher = Matcher::with_budget(compiled, budget).expect("feasible");
-        for pick in picks {
-            let mask = mask_of(&mut matcher);
-            let oracle = oracle_mask(&mut matcher);
-            proptest::prop_assert_eq!(&mask, &oracle, "{}", grammar);
-            let allowed = set_bits(&mask);
-            proptest::prop_assert!(!allowed.is_empty(), "stranded in {}", grammar);
-            matcher
-                .accept_token(allowed[pick % allowed.len()])
-                .expect("an allowed token is accepted");
-            if matcher.is_terminated() {
-                break;
-            }
-        }
+        checked_steps(&mut matcher, &picks, &grammar)?;
         proptest::prop_assert!(matcher.is_terminated(), "no EOS within the budget: {}", grammar);
         proptest::prop_assert!(matcher.steps() <= budget as usize);
     }

@@ -253,7 +253,12 @@ impl TokenCache {
             bare.accepted.or_into(mask);
             uncertain.extend_from_slice(&bare.uncertain);
         }
-        let fed = walk::walk(recognizer, trie, &walk::merge(uncertain), mask)?;
+        let fed = walk::walk(
+            recognizer,
+            trie,
+            &sieve_backend::merge_ranges(uncertain),
+            mask,
+        )?;
         self.walked.fetch_add(fed as u64, Ordering::Relaxed);
         Ok(())
     }

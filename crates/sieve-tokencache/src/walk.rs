@@ -15,19 +15,6 @@ use std::ops::Range;
 use sieve_backend::{LimitError, Recognizer};
 use sieve_vocab::TokenTrie;
 
-/// Sorted, disjoint ranges covering the same positions.
-pub(crate) fn merge(mut ranges: Vec<Range<u32>>) -> Vec<Range<u32>> {
-    ranges.sort_unstable_by_key(|r| r.start);
-    let mut merged: Vec<Range<u32>> = Vec::with_capacity(ranges.len());
-    for range in ranges {
-        match merged.last_mut() {
-            Some(last) if range.start <= last.end => last.end = last.end.max(range.end),
-            _ => merged.push(range),
-        }
-    }
-    merged
-}
-
 fn is_set(mask: &[u32], id: usize) -> bool {
     mask[id / 32] & (1 << (id % 32)) != 0
 }
