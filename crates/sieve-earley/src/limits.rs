@@ -344,41 +344,36 @@ fn walk_within(
 ) {
     let mut steps = SubsetSteps::new(g, s);
     let follow = &g.follow[g.states[s as usize].rule as usize];
-    // path[d]: the set after the first d bytes of the current token; passed[d]: whether the
-    // token could leave the rule after 1..d bytes (d exclusive).
+    let nodes = trie.nodes();
+    // path[d]: the set after the node's first d bytes; passed[d]: whether the token could
+    // leave the rule after 1..d bytes (d exclusive).
     let mut path: Vec<u32> = vec![0];
     let mut passed: Vec<bool> = vec![false];
     let mut i = 0;
-    let n = trie.len();
-    while i < n {
-        let bytes = trie.bytes_at(i);
-        let common = trie.lcp(i).min(path.len() - 1);
-        path.truncate(common + 1);
-        passed.truncate(common + 1);
-        let mut dead_at = None;
-        while path.len() <= bytes.len() {
-            let depth = path.len() - 1;
-            let from = path[depth];
-            let Some(next) = steps.step(&mut path, from, bytes[depth]) else {
-                dead_at = Some(depth);
-                break;
-            };
-            let from = path[depth];
-            let was = passed[depth]
-                || (depth >= 1 && steps.accepting[from as usize] && follow.contains(bytes[depth]));
-            path.push(next);
-            passed.push(was);
-        }
-        match dead_at {
-            Some(depth) => i = trie.skip_to(i + 1, depth + 1),
-            None => {
-                let len = bytes.len();
-                if !visit(i, len, &steps.sets[path[len] as usize], passed[len]) {
+    while i < nodes.len() {
+        let node = nodes[i];
+        let depth = node.depth as usize;
+        path.truncate(depth);
+        passed.truncate(depth);
+        let from = path[depth - 1];
+        let Some(next) = steps.step(&mut path, from, node.byte) else {
+            i = node.end as usize;
+            continue;
+        };
+        // The step may have renumbered the path's sets.
+        let from = path[depth - 1];
+        let may_exit = passed[depth - 1]
+            || (depth >= 2 && steps.accepting[from as usize] && follow.contains(node.byte));
+        path.push(next);
+        passed.push(may_exit);
+        if node.has_token() {
+            for position in trie.tokens_at_node(i) {
+                if !visit(position, depth, &steps.sets[next as usize], may_exit) {
                     return;
                 }
-                i += 1;
             }
         }
+        i += 1;
     }
 }
 
