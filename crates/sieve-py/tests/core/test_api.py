@@ -324,3 +324,43 @@ def test_structural_tag_as_dict_or_string(tok):
         matcher = sieve.Matcher(sieve.compile_structural_tag(tok, source))
         assert matcher.accept_string("<r>-12</r>") and matcher.can_terminate()
         assert not sieve.Matcher(sieve.compile_structural_tag(tok, source)).accept_string("<r>x")
+
+
+def test_per_rule_token_limits_close_every_region_in_time(tok):
+    """A rule with its own max_tokens (GBNF's `name[max_tokens=N]`, `any_text`'s field) is
+    spelled within that many tokens by any sampler, with and without a budget: the tokens that
+    hold a byte between the brackets are never more than the limit."""
+    import random
+
+    grammar = 'root ::= "<" w ">"\nw[max_tokens=3] ::= [a-z]+ (" " [a-z]+)*'
+    tag = {
+        "type": "structural_tag",
+        "format": {"type": "tag", "begin": "<",
+                   "content": {"type": "any_text", "max_tokens": 3}, "end": ">"},
+    }
+    bitmask = sieve.allocate_token_bitmask(1, tok.vocab_size)
+    longest = 0
+    for compiled in (sieve.compile_grammar(tok, grammar), sieve.compile_structural_tag(tok, tag)):
+        for seed in range(8):
+            for budget in (None, 12):
+                rng = random.Random(seed)
+                matcher, pieces = sieve.Matcher(compiled, max_tokens=budget), []
+                while not matcher.is_terminated():
+                    matcher.fill_next_token_bitmask(bitmask)
+                    token = rng.choice(allowed(tok, bitmask))
+                    assert matcher.accept_token(token)
+                    if not matcher.is_terminated():
+                        pieces.append(tok.token_bytes(token))
+                    assert len(pieces) < 100
+                out = b"".join(pieces)
+                assert out.startswith(b"<") and out.endswith(b">")
+                start, end, at, holding = 1, len(out) - 1, 0, 0
+                for piece in pieces:
+                    if at < end and at + len(piece) > start:
+                        holding += 1
+                    at += len(piece)
+                assert holding <= 3, out
+                longest = max(longest, holding)
+    assert longest == 3
+    with pytest.raises(ValueError, match="max_tokens"):
+        sieve.compile_grammar(tok, grammar, backend="lr")
