@@ -39,26 +39,15 @@ pub(crate) fn solve(
     size_limit: usize,
 ) -> Result<Grammar, NormalizeError> {
     let n = grammar.rules().len();
-    let edges: Vec<Vec<usize>> = (0..n)
-        .map(|i| {
-            let mut out = Vec::new();
-            grammar
-                .rule(rule_id(i))
-                .body()
-                .for_each_ref(&mut |r| out.push(r.index()));
-            out
-        })
-        .collect();
-    let components = strongly_connected(&edges);
     let mut bodies: Vec<Expr> = (0..n)
         .map(|i| grammar.rule(rule_id(i)).body().clone())
         .collect();
     let mut dead = vec![false; n];
-    for members in components {
-        let cyclic = members.len() > 1 || edges[members[0]].contains(&members[0]);
+    for (mut members, cyclic) in crate::analysis::components_callees_first(grammar) {
         if !cyclic {
             continue;
         }
+        members.sort_unstable();
         let not_regular = |i: usize| NormalizeError::NotRegular {
             rule: limited.to_owned(),
             through: grammar.rule(rule_id(i)).name().to_owned(),
@@ -263,71 +252,9 @@ fn eliminate(
     Ok(solutions)
 }
 
-/// The strongly connected components of a graph (Tarjan's algorithm, iterative).
-fn strongly_connected(edges: &[Vec<usize>]) -> Vec<Vec<usize>> {
-    const UNSEEN: usize = usize::MAX;
-    let n = edges.len();
-    let mut index = vec![UNSEEN; n];
-    let mut low = vec![0; n];
-    let mut on_stack = vec![false; n];
-    let mut stack = Vec::new();
-    let mut components = Vec::new();
-    let mut next = 0;
-    for root in 0..n {
-        if index[root] != UNSEEN {
-            continue;
-        }
-        let mut calls = vec![(root, 0usize)];
-        while let Some(&(v, at)) = calls.last() {
-            if at == 0 {
-                index[v] = next;
-                low[v] = next;
-                next += 1;
-                stack.push(v);
-                on_stack[v] = true;
-            }
-            if let Some(&w) = edges[v].get(at) {
-                calls.last_mut().expect("v is on the call stack").1 += 1;
-                if index[w] == UNSEEN {
-                    calls.push((w, 0));
-                } else if on_stack[w] {
-                    low[v] = low[v].min(index[w]);
-                }
-                continue;
-            }
-            calls.pop();
-            if let Some(&(parent, _)) = calls.last() {
-                low[parent] = low[parent].min(low[v]);
-            }
-            if low[v] == index[v] {
-                let mut component = Vec::new();
-                while let Some(w) = stack.pop() {
-                    on_stack[w] = false;
-                    component.push(w);
-                    if w == v {
-                        break;
-                    }
-                }
-                component.sort_unstable();
-                components.push(component);
-            }
-        }
-    }
-    components
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn components_of_a_small_graph() {
-        // 0 → 1 → 2 → 0, 2 → 3, 3 → 3, 4 alone.
-        let edges = vec![vec![1], vec![2], vec![0, 3], vec![3], vec![]];
-        let mut components = strongly_connected(&edges);
-        components.sort();
-        assert_eq!(components, vec![vec![0, 1, 2], vec![3], vec![4]]);
-    }
 
     /// Every string over `alphabet` up to `len` bytes.
     fn strings(alphabet: &[u8], len: usize) -> Vec<Vec<u8>> {
