@@ -812,8 +812,9 @@ impl Parser {
                 )
             })
             .collect();
-        states.sort_unstable();
-        states.dedup();
+        // The least `R` per state and room (one entry per state without token limits).
+        states.sort_unstable_by_key(|&(state, r, room)| (state, room, r));
+        states.dedup_by_key(|&mut (state, _, room)| (state, room));
         let words = fits.len();
         let mut consumed = vec![0u32; words];
         let mut inexact = vec![0u32; words];

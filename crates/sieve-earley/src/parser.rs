@@ -477,30 +477,35 @@ impl Parser {
     /// the input can still go on or finish; when it cannot, the parser is dead (pop bytes to
     /// go back). Call it once after the bytes of each token.
     pub fn end_token(&mut self) -> bool {
-        let grammar = self.grammar.clone();
-        if grammar.limits.any() {
-            let top = *self.top();
-            let mut kept = top.scans;
-            for i in top.scans..self.scans.len() {
-                let item = self.scans[i];
-                if self.survives_token_end(&grammar, item) {
-                    self.scans[kept] = item;
-                    kept += 1;
-                }
-            }
-            if kept != self.scans.len() {
-                self.scans.truncate(kept);
-                let mut allowed = ByteClass::EMPTY;
-                for item in &self.scans[top.scans..] {
-                    let class = grammar.states[item.state as usize].class;
-                    allowed = allowed.union(&grammar.classes[class as usize]);
-                }
-                self.sets.last_mut().expect("there is always a set").allowed = allowed;
-            }
+        if self.grammar.limits.any() {
+            self.drop_items_past_limits();
         }
         let top = self.sets.last_mut().expect("there is always a set");
         top.tokens += 1;
         top.can_finish || top.scans < self.scans.len()
+    }
+
+    /// The token-end half of [`Parser::end_token`] for a grammar with token limits: drops the
+    /// top set's scan items that would not survive it, and narrows its allowed bytes.
+    fn drop_items_past_limits(&mut self) {
+        let top = *self.top();
+        let mut kept = top.scans;
+        for i in top.scans..self.scans.len() {
+            let item = self.scans[i];
+            if self.survives_token_end(item) {
+                self.scans[kept] = item;
+                kept += 1;
+            }
+        }
+        if kept != self.scans.len() {
+            self.scans.truncate(kept);
+            let g = &self.grammar;
+            let allowed = self.scans[top.scans..]
+                .iter()
+                .map(|item| g.classes[g.states[item.state as usize].class as usize])
+                .fold(ByteClass::EMPTY, |all, class| all.union(&class));
+            self.sets.last_mut().expect("there is always a set").allowed = allowed;
+        }
     }
 
     /// Whether [`Parser::end_token`] would leave the parser alive; changes nothing.
@@ -514,29 +519,31 @@ impl Parser {
         }
         self.top_scans()
             .iter()
-            .any(|&item| self.survives_token_end(&self.grammar, item))
+            .any(|&item| self.survives_token_end(item))
     }
 
     /// Whether a scan item of the top set is kept by a token end there.
-    fn survives_token_end(&self, g: &EarleyGrammar, item: Item) -> bool {
-        let state = item.state;
-        let limit = g.limits.of_rule(g.states[state as usize].rule);
-        if limit == 0 {
-            return true;
-        }
-        let touched = self.touched(item, 1);
-        g.limits.keeps(state, i64::from(limit) - i64::from(touched))
+    fn survives_token_end(&self, item: Item) -> bool {
+        self.allowance(item, 1)
+            .is_none_or(|allowance| self.grammar.limits.keeps(item.state, allowance))
     }
 
-    /// The tokens the occurrence of `item`'s rule has touched, counting `ending` more token
-    /// ends at the top set (0: as the bytes stand; 1: once the current token ends).
-    fn touched(&self, item: Item, ending: u32) -> u32 {
-        let top = self.sets.len() - 1;
-        if item.origin as usize == top {
+    /// The tokens the limited occurrence of `item`'s rule may still touch, counting `ending`
+    /// more token ends at the top set (0: as the bytes stand; 1: once the current token
+    /// ends); `None` for an item of an unlimited rule. An item that starts at the top set has
+    /// touched no token yet.
+    fn allowance(&self, item: Item, ending: u32) -> Option<i64> {
+        let g = &self.grammar;
+        let limit = g.limits.of_rule(g.states[item.state as usize].rule);
+        if limit == 0 {
+            return None;
+        }
+        let touched = if item.origin as usize == self.sets.len() - 1 {
             0
         } else {
             self.top().tokens + ending - self.sets[item.origin as usize].tokens
-        }
+        };
+        Some(i64::from(limit) - i64::from(touched))
     }
 
     /// The most `rest` (token steps to its rule's end, `limits.rs`) that scan item `item`
@@ -544,24 +551,19 @@ impl Parser {
     /// occurrence has left after it (at least 1 to survive, an accepting state completes the
     /// rule either way); `u32::MAX` for an item of an unlimited rule.
     pub(crate) fn rest_room_after_token(&self, item: Item) -> u32 {
-        let g = &self.grammar;
-        let limit = g.limits.of_rule(g.states[item.state as usize].rule);
-        if limit == 0 {
-            return u32::MAX;
-        }
-        limit.saturating_sub(self.touched(item, 0) + 1)
+        self.allowance(item, 0).map_or(u32::MAX, |allowance| {
+            u32::try_from(allowance - 1).unwrap_or(0)
+        })
     }
 
     /// The key a scan item of the top set is classified under: its state, or the tight key
     /// of an item of a limited rule close to its limit (see `limits.rs`).
     pub(crate) fn item_key(&self, item: Item) -> u32 {
-        let g = &self.grammar;
-        let limit = g.limits.of_rule(g.states[item.state as usize].rule);
-        if limit == 0 {
-            return item.state;
-        }
-        let allowance = i64::from(limit) - i64::from(self.touched(item, 0));
-        g.limits.key(g, item.state, allowance)
+        self.allowance(item, 0).map_or(item.state, |allowance| {
+            self.grammar
+                .limits
+                .key(&self.grammar, item.state, allowance)
+        })
     }
 
     /// Undoes the last `n` pushed bytes, restoring exactly the state before them.
