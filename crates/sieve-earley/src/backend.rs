@@ -65,7 +65,7 @@ impl Recognizer for Parser {
     /// then in turn the items waiting on that item's rule, up to [`Key::MAX_CONTEXT`] levels.
     fn contexts(&self, key: u32, out: &mut Vec<Key>) {
         let limits = &self.grammar().limits;
-        let state = limits.tight(key).map_or(key, |(state, _)| state);
+        let state = limits.state_of(key);
         let keep = |item| !limits.any() || self.item_key(item) == key;
         self.scan_contexts(state, keep, Key::MAX_CONTEXT, |frames| {
             out.push(Key::with_context(key, frames));
@@ -159,7 +159,7 @@ impl Backend for EarleyGrammar {
 
     /// The number of bytes the state has edges for.
     fn cost_hint(&self, state: u32) -> u32 {
-        let state = self.limits.tight(state).map_or(state, |(state, _)| state);
+        let state = self.limits.state_of(state);
         let class = self.states[state as usize].class;
         if class == crate::grammar::NO_CLASS {
             0

@@ -157,6 +157,11 @@ impl Limits {
         Some((state, offset % MAX_TIGHT + 1))
     }
 
+    /// The grammar state of key `id`: the state of a tight key, else `id` itself.
+    pub(crate) fn state_of(&self, id: u32) -> u32 {
+        self.tight(id).map_or(id, |(state, _)| state)
+    }
+
     fn tight_id(&self, state: u32, allowance: u32) -> u32 {
         self.base + self.index[state as usize] * MAX_TIGHT + (allowance - 1)
     }
