@@ -245,7 +245,7 @@ impl EarleyGrammar {
             g.rule_hash.fill(None);
             g.nullable[g.root as usize] = true;
         }
-        (g.first, g.follow) = crate::within::first_and_follow(&g);
+        (g.first, g.follow) = crate::first_follow::first_and_follow(&g);
         let limits = fsms
             .rule_ids()
             .map(|r| fsms.token_limit(r).unwrap_or(0))

@@ -58,6 +58,7 @@ mod backend;
 mod classify;
 mod completion;
 mod dedup;
+mod first_follow;
 mod grammar;
 mod limits;
 mod parser;
