@@ -10,6 +10,12 @@
 //! Equal groups share one fresh rule, wherever they occur (named after the first rule they
 //! came from): a JSON Schema `enum` of 10,000 strings, each character written as
 //! `("a" | "\\u0061")`, lifts a few dozen rules rather than one per character of every value.
+//! Groups are looked up by a structural hash computed once per node from its children's, so
+//! the pass stays linear in the grammar's size however deeply groups nest (hashing each group
+//! whole made it quadratic in the nesting depth: JSON Schema objects with many optional
+//! properties nest one group per property).
+
+use std::hash::{BuildHasher, Hash, Hasher};
 
 use foldhash::HashMap;
 
@@ -30,6 +36,8 @@ pub fn flatten(grammar: Grammar) -> Result<Grammar, NormalizeError> {
     let mut lifter = Lifter {
         draft,
         lifted: HashMap::default(),
+        hashes: HashMap::default(),
+        hasher: foldhash::fast::FixedState::default(),
     };
     for (index, body) in old.iter().enumerate() {
         if let Some(body) = body {
@@ -45,8 +53,33 @@ pub fn flatten(grammar: Grammar) -> Result<Grammar, NormalizeError> {
 struct Lifter<'g> {
     draft: Draft,
     /// Each group lifted, as written in the input grammar, and its rule.
-    lifted: HashMap<&'g Expr, RuleId>,
+    lifted: HashMap<Group<'g>, RuleId>,
+    /// The structural hash of every composite node of the input hashed so far, by address
+    /// (the input is borrowed for the whole pass, so addresses are stable).
+    hashes: HashMap<*const Expr, u64>,
+    hasher: foldhash::fast::FixedState,
 }
+
+/// A group of the input with its structural hash: equal groups have equal hashes, and
+/// hashing a key reads only the stored hash.
+struct Group<'g> {
+    hash: u64,
+    expr: &'g Expr,
+}
+
+impl Hash for Group<'_> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+impl PartialEq for Group<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash && self.expr == other.expr
+    }
+}
+
+impl Eq for Group<'_> {}
 
 impl<'g> Lifter<'g> {
     /// A flat body with the language of `expr`, lifting groups into rules named after `owner`.
@@ -95,7 +128,11 @@ impl<'g> Lifter<'g> {
     /// A reference to a rule whose body is the flattened `expr`: the one lifted for an equal
     /// group before, or a fresh one.
     fn lift(&mut self, owner: RuleId, expr: &'g Expr) -> Expr {
-        if let Some(&id) = self.lifted.get(expr) {
+        let group = Group {
+            hash: self.structural_hash(expr),
+            expr,
+        };
+        if let Some(&id) = self.lifted.get(&group) {
             return Expr::rule(id);
         }
         let base = self.draft.names[owner.index()].clone();
@@ -103,7 +140,32 @@ impl<'g> Lifter<'g> {
         let id = self.draft.add_rule(&base, Expr::empty());
         let body = self.flatten_body(owner, expr);
         self.draft.bodies[id.index()] = Some(body);
-        self.lifted.insert(expr, id);
+        self.lifted.insert(group, id);
         Expr::rule(id)
+    }
+
+    /// A hash of `expr` that equal expressions share: a leaf's own, a composite node's from
+    /// its shape and its children's hashes, each composite node computed once.
+    fn structural_hash(&mut self, expr: &'g Expr) -> u64 {
+        let children = match expr.kind() {
+            ExprKind::Seq(_) | ExprKind::Choice(_) | ExprKind::Repeat { .. } => expr.children(),
+            leaf => return self.hasher.hash_one(leaf),
+        };
+        let address = expr as *const Expr;
+        if let Some(&hash) = self.hashes.get(&address) {
+            return hash;
+        }
+        let mut state = self.hasher.build_hasher();
+        std::mem::discriminant(expr.kind()).hash(&mut state);
+        if let ExprKind::Repeat { min, max, .. } = expr.kind() {
+            (min, max).hash(&mut state);
+        }
+        children.len().hash(&mut state);
+        for child in children {
+            state.write_u64(self.structural_hash(child));
+        }
+        let hash = state.finish();
+        self.hashes.insert(address, hash);
+        hash
     }
 }
