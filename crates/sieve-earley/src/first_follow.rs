@@ -139,16 +139,8 @@ fn follow(
                 add(item, rule_first[item].union(&outer), &mut follow);
             }
             for edge in g.rule_edges(info) {
-                let target = &g.states[edge.target as usize];
-                // Conservative "can end here": accepting, or more than bytes may follow
-                // without consuming any (ε edges, nullable rules).
-                let may_end = target.accepting
-                    || target.eps.0 != target.eps.1
-                    || g.rule_edges(target)
-                        .iter()
-                        .any(|e| g.nullable[e.rule as usize]);
                 let mut next = state_first[edge.target as usize];
-                if may_end {
+                if may_end(g, edge.target) {
                     next = next.union(&outer);
                 }
                 add(edge.rule as usize, next, &mut follow);
@@ -156,6 +148,17 @@ fn follow(
         }
     }
     follow
+}
+
+/// Whether the rule of `state` may end there, conservatively: it accepts, or more than bytes
+/// may follow without consuming any (ε edges, nullable rules).
+fn may_end(g: &EarleyGrammar, state: u32) -> bool {
+    let target = &g.states[state as usize];
+    target.accepting
+        || target.eps.0 != target.eps.1
+        || g.rule_edges(target)
+            .iter()
+            .any(|e| g.nullable[e.rule as usize])
 }
 
 #[cfg(test)]
@@ -220,16 +223,8 @@ mod tests {
                     updates.push((item, rule_first[item].union(&follow[parent])));
                 }
                 for edge in g.rule_edges(info) {
-                    let target = &g.states[edge.target as usize];
-                    // Conservative "can end here": accepting, or more than bytes may follow
-                    // without consuming any (ε edges, nullable rules).
-                    let may_end = target.accepting
-                        || target.eps.0 != target.eps.1
-                        || g.rule_edges(target)
-                            .iter()
-                            .any(|e| g.nullable[e.rule as usize]);
                     let mut next = state_first[edge.target as usize];
-                    if may_end {
+                    if may_end(g, edge.target) {
                         next = next.union(&follow[parent]);
                     }
                     updates.push((edge.rule as usize, next));
