@@ -9,6 +9,9 @@
 
 use std::ops::Range;
 
+/// Words of a bitmask tested for zero together by [`TokenSet::from_bits`] (one 64-byte line).
+const ZERO_BLOCK: usize = 16;
+
 /// Tokens, as a bitmask over ids when many, else as a sorted id list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TokenSet {
@@ -21,17 +24,36 @@ pub enum TokenSet {
 impl TokenSet {
     /// The cheaper form of the set whose bitmask (of `words` words) is `bits`: a list costs
     /// a word per token, a bitmask a word per 32 ids.
+    ///
+    /// Runs of zero words are skipped a block at a time, and counting stops as soon as the
+    /// bitmask is known to be the cheaper form, so a sparse set costs about one pass of wide
+    /// loads over the mask and a dense one a few hundred words: a classification builds one
+    /// per state, and counting every word bit by bit cost more than the rest of a small
+    /// state's classification.
     pub fn from_bits(bits: Vec<u32>) -> TokenSet {
-        let count: usize = bits.iter().map(|w| w.count_ones() as usize).sum();
-        if count >= bits.len() {
-            return TokenSet::Bits(bits);
+        let limit = bits.len();
+        let mut count = 0;
+        for block in bits.chunks(ZERO_BLOCK) {
+            if block.iter().fold(0, |any, &w| any | w) == 0 {
+                continue;
+            }
+            count += block.iter().map(|w| w.count_ones() as usize).sum::<usize>();
+            if count >= limit {
+                return TokenSet::Bits(bits);
+            }
         }
         let mut ids = Vec::with_capacity(count);
-        for (w, &word) in bits.iter().enumerate() {
-            let mut rest = word;
-            while rest != 0 {
-                ids.push(w as u32 * 32 + rest.trailing_zeros());
-                rest &= rest - 1;
+        for (b, block) in bits.chunks(ZERO_BLOCK).enumerate() {
+            if block.iter().fold(0, |any, &w| any | w) == 0 {
+                continue;
+            }
+            for (i, &word) in block.iter().enumerate() {
+                let base = ((b * ZERO_BLOCK + i) * 32) as u32;
+                let mut rest = word;
+                while rest != 0 {
+                    ids.push(base + rest.trailing_zeros());
+                    rest &= rest - 1;
+                }
             }
         }
         TokenSet::Ids(ids)
@@ -129,4 +151,52 @@ pub fn merge_ranges(mut ranges: Vec<Range<u32>>) -> Vec<Range<u32>> {
         }
     }
     merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TokenSet;
+
+    /// The definition `from_bits` must meet: the ids of the set bits, as a list when they
+    /// are fewer than the mask's words, else the mask itself.
+    fn reference(bits: &[u32]) -> TokenSet {
+        let ids: Vec<u32> = (0..bits.len() as u32 * 32)
+            .filter(|&t| bits[t as usize / 32] & (1 << (t % 32)) != 0)
+            .collect();
+        if ids.len() >= bits.len() {
+            TokenSet::Bits(bits.to_vec())
+        } else {
+            TokenSet::Ids(ids)
+        }
+    }
+
+    /// Masks around every boundary the block skipping and the early stop could get wrong:
+    /// empty, bits at block edges, counts one below, at and above the word count, dense.
+    #[test]
+    fn from_bits_meets_its_definition() {
+        let words = 6251;
+        let mut masks = vec![vec![0u32; words], vec![u32::MAX; words]];
+        for ids in [
+            vec![0],
+            vec![words as u32 * 32 - 1],
+            vec![15 * 32 + 31, 16 * 32, 16 * 32 + 1],
+            (0..words as u32 - 1).map(|i| i * 32 + i % 32).collect(),
+            (0..words as u32).map(|i| i * 32 + i % 32).collect(),
+            (0..words as u32 + 1).map(|i| i * 31).collect(),
+            (0..words as u32 * 32).step_by(7).collect::<Vec<_>>(),
+        ] {
+            let mut mask = vec![0u32; words];
+            for id in ids {
+                mask[id as usize / 32] |= 1 << (id % 32);
+            }
+            masks.push(mask);
+        }
+        for mask in masks {
+            let set = TokenSet::from_bits(mask.clone());
+            assert_eq!(set, reference(&mask));
+            let mut back = vec![0u32; words];
+            set.or_into(&mut back);
+            assert_eq!(back, mask);
+        }
+    }
 }
