@@ -43,22 +43,32 @@ use crate::within::{Config, Frontier, Stacks, StaticWalk};
 
 mod local;
 
-/// The most rows one classification builds (256 entries of 4 bytes each).
+/// The most rows one classification builds (256 entries of 2 bytes each).
 const MAX_ROWS: usize = 4096;
 
+/// Entries are computed as `u32` and stored as [`Stored`] in the table: every value below
+/// fits in 16 bits, which halves the memory a classification touches for its rows (on a
+/// cold process, first touches of fresh pages were a fifth of a small schema's first
+/// walk).
+type Stored = u16;
+
 /// Set on every entry that is not a transition to a row.
-const SPECIAL: u32 = 1 << 31;
+const SPECIAL: u32 = 1 << 15;
 /// This byte's step made an upward exit possible (or the walk gave up), on transitions and
 /// on [`DEAD`] alike.
-const LEFT: u32 = 1 << 30;
+const LEFT: u32 = 1 << 14;
 /// The row index of a transition.
 const ROW: u32 = LEFT - 1;
 /// The walk dies on this byte (`| LEFT` when an exit was possible before it).
 const DEAD: u32 = SPECIAL;
 /// Not computed yet.
-const UNKNOWN: u32 = SPECIAL | (1 << 29);
+const UNKNOWN: u32 = SPECIAL | (1 << 13);
 /// The target is a frontier past [`MAX_ROWS`]: continue with per-node frontiers.
-const OVERFLOW: u32 = SPECIAL | (1 << 28);
+const OVERFLOW: u32 = SPECIAL | (1 << 12);
+
+// Every row a table can hold (those kept between classifications plus one
+// classification's) has an index that fits in `ROW`.
+const _: () = assert!(KEEP_ROWS + MAX_ROWS <= ROW as usize);
 
 /// The rows of the determinised walk, with the walk-local stacks their configurations name.
 /// Rows depend on the grammar alone (not on the trie, the state or the context being
@@ -69,7 +79,7 @@ const OVERFLOW: u32 = SPECIAL | (1 << 28);
 pub(crate) struct Tables {
     /// `table[row * 256 + byte]`: a row index (`| LEFT`), `DEAD` (`| LEFT`) or `UNKNOWN`
     /// (tables with an `OVERFLOW` entry are not kept: see [`classify`]).
-    table: Vec<u32>,
+    table: Vec<Stored>,
     frontier_of_row: Vec<Frontier>,
     /// The rows below a token's first byte, and the starting rows, by configurations.
     row_of_configs: HashMap<Vec<Config>, u32>,
@@ -102,7 +112,7 @@ enum Local {
 /// row-local classes are computed: a row the walk meets at a few bytes never needs them.
 const LOCAL_AFTER: u8 = 2;
 
-/// The most rows kept between classifications (256 entries of 4 bytes each, about half a
+/// The most rows kept between classifications (256 entries of 2 bytes each, a quarter of a
 /// megabyte in all): tables that grew past it are dropped, and the next classification
 /// starts afresh.
 const KEEP_ROWS: usize = 512;
@@ -151,7 +161,7 @@ struct Dfa<'g> {
     walk: StaticWalk<'g>,
     /// `table[row * 256 + byte]`: a row index (`| LEFT`), `DEAD` (`| LEFT`), `UNKNOWN` or
     /// `OVERFLOW`.
-    table: Vec<u32>,
+    table: Vec<Stored>,
     frontier_of_row: Vec<Frontier>,
     row_of_configs: HashMap<Vec<Config>, u32>,
     start_of_configs: HashMap<Vec<Config>, u32>,
@@ -242,7 +252,7 @@ impl<'g> Dfa<'g> {
         self.local.push(Local::Untried);
         self.misses.push(0);
         self.complete.push(false);
-        self.table.resize(self.table.len() + 256, UNKNOWN);
+        self.table.resize(self.table.len() + 256, UNKNOWN as Stored);
         row
     }
 
@@ -263,11 +273,11 @@ impl<'g> Dfa<'g> {
     /// The entry of `row` for `byte`, computed on first use.
     fn step(&mut self, row: u32, byte: u8) -> u32 {
         let at = row as usize * 256 + byte as usize;
-        if self.table[at] == UNKNOWN {
+        if u32::from(self.table[at]) == UNKNOWN {
             self.fill_lexical_row(row);
         }
-        if self.table[at] != UNKNOWN {
-            return self.table[at];
+        if u32::from(self.table[at]) != UNKNOWN {
+            return u32::from(self.table[at]);
         }
         if self.misses[row as usize] < LOCAL_AFTER {
             self.misses[row as usize] += 1;
@@ -278,7 +288,7 @@ impl<'g> Dfa<'g> {
         // Every byte of the class steps alike (see `alphabet.rs`).
         let base = row as usize * 256;
         for &b in self.alphabet.class(byte) {
-            self.table[base + b as usize] = entry;
+            self.table[base + b as usize] = entry as Stored;
         }
         entry
     }
@@ -316,14 +326,14 @@ impl<'g> Dfa<'g> {
         let base = row as usize * 256;
         let known = (0..=255u8)
             .filter(|&b| in_class(&class, b))
-            .map(|b| self.table[base + b as usize])
+            .map(|b| u32::from(self.table[base + b as usize]))
             .find(|&entry| entry != UNKNOWN);
         let entry = match known {
             Some(entry) => entry,
             None => self.stepped(row, byte),
         };
         for b in (0..=255u8).filter(|&b| in_class(&class, b)) {
-            self.table[base + b as usize] = entry;
+            self.table[base + b as usize] = entry as Stored;
         }
         Some(entry)
     }
@@ -355,7 +365,7 @@ impl<'g> Dfa<'g> {
 
     /// The entry of `row` for `byte`, computed if it is not yet.
     fn entry(&mut self, row: u32, byte: u8) -> u32 {
-        match self.table[row as usize * 256 + byte as usize] {
+        match u32::from(self.table[row as usize * 256 + byte as usize]) {
             UNKNOWN => self.step(row, byte),
             entry => entry,
         }
@@ -396,7 +406,7 @@ impl Dfa<'_> {
                 })
                 .collect();
             for byte in representatives {
-                if self.table[row as usize * 256 + byte as usize] == UNKNOWN {
+                if u32::from(self.table[row as usize * 256 + byte as usize]) == UNKNOWN {
                     self.step_local(row, byte);
                 }
             }
@@ -404,7 +414,7 @@ impl Dfa<'_> {
             return;
         }
         for byte in 0..=255u8 {
-            if self.table[row as usize * 256 + byte as usize] == UNKNOWN {
+            if u32::from(self.table[row as usize * 256 + byte as usize]) == UNKNOWN {
                 self.step(row, byte);
             }
         }
@@ -432,11 +442,11 @@ impl Dfa<'_> {
         if !first && !(g.is_lexical(state) && (stack == 0 || !info.accepting)) {
             return;
         }
-        let mut entries = [DEAD; 256];
+        let mut entries = [DEAD as Stored; 256];
         for edge in g.byte_edges(&info) {
             if entries[edge.lo as usize..=edge.hi as usize]
                 .iter()
-                .any(|&e| e != DEAD)
+                .any(|&e| u32::from(e) != DEAD)
             {
                 return;
             }
@@ -444,12 +454,12 @@ impl Dfa<'_> {
                 Some(next) => next,
                 None => OVERFLOW,
             };
-            entries[edge.lo as usize..=edge.hi as usize].fill(target);
+            entries[edge.lo as usize..=edge.hi as usize].fill(target as Stored);
         }
         if !first && info.accepting {
             for byte in g.follow[info.rule as usize].iter() {
-                if entries[byte as usize] != OVERFLOW {
-                    entries[byte as usize] |= LEFT;
+                if u32::from(entries[byte as usize]) != OVERFLOW {
+                    entries[byte as usize] |= LEFT as Stored;
                 }
             }
         }
@@ -929,7 +939,7 @@ impl Dfa<'_> {
         let in_class = |byte: usize| class[byte / 64] & (1 << (byte % 64)) != 0;
         let mut entries: Vec<u32> = (0..256)
             .filter(|&byte| in_class(byte))
-            .map(|byte| self.table[base + byte])
+            .map(|byte| u32::from(self.table[base + byte]))
             .filter(|&e| e & SPECIAL == 0 || (dead_too && e & !LEFT == DEAD))
             .collect();
         entries.sort_unstable();
@@ -940,7 +950,7 @@ impl Dfa<'_> {
         let mut agreeing = [0u64; 4];
         let mut size = 0;
         for byte in (0..256).filter(|&byte| in_class(byte)) {
-            if self.table[base + byte] == entry {
+            if u32::from(self.table[base + byte]) == entry {
                 agreeing[byte / 64] |= 1 << (byte % 64);
                 size += 1;
             }
@@ -1076,7 +1086,7 @@ impl Walker<'_> {
             let depth = node.depth as usize;
             let before = self.fast[depth - 1];
             let row = before & ROW;
-            let mut entry = dfa.table[row as usize * 256 + node.byte as usize];
+            let mut entry = u32::from(dfa.table[row as usize * 256 + node.byte as usize]);
             if entry & SPECIAL == 0 {
                 self.fast[depth] = entry | (before & LEFT);
                 if node.shared {
