@@ -95,7 +95,12 @@ fn walks_report_exact_allowed_counts_and_stable_hashes() {
         let (code, lines) = bench(&dir, &request(&dir, grammars, samples));
         assert_eq!(code, 0, "{lines:?}");
         assert_eq!(of_type(&lines, "engine")[0]["grammar_kind"], kind);
-        assert_eq!(of_type(&lines, "compile").len(), 2);
+        let compiles = of_type(&lines, "compile");
+        let modes: Vec<&str> = compiles
+            .iter()
+            .map(|line| line["mode"].as_str().unwrap())
+            .collect();
+        assert_eq!(modes, ["cold", "cold", "warm", "warm"], "{lines:?}");
         assert_eq!(of_type(&lines, "instantiate").len(), 2);
         assert!(of_type(&lines, "error").is_empty(), "{lines:?}");
         assert_eq!(of_type(&lines, "done").len(), 1);

@@ -93,6 +93,30 @@ fn a_second_schema_reuses_the_first_ones_classifications() {
     assert_eq!(alone.store_stats().entries, 0);
 }
 
+/// A tokenizer with fresh caches shares the vocabulary and trie but none of the rule
+/// automata or classifications of the one it came from (how `sieve bench` makes each cold
+/// compile a first one), and its masks are the same.
+#[test]
+fn fresh_caches_share_nothing_but_the_vocabulary() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let tokenizer = Arc::new(Tokenizer::new(vocab));
+    let text = r#"{"name":"Ada","age":36,"tags":["x","yz"]}"#;
+    let first = masks_along(&compile(&schema(FIRST), &tokenizer, true), text);
+    let built = tokenizer.automata_stats();
+    assert!(built.entries > 0 && tokenizer.store_stats().entries > 0);
+
+    let fresh = Arc::new(tokenizer.with_fresh_caches());
+    assert!(std::ptr::eq(fresh.trie(), tokenizer.trie()), "the trie is shared");
+    assert_eq!(fresh.automata_stats().entries, 0);
+    assert_eq!(fresh.store_stats().entries, 0);
+    let again = masks_along(&compile(&schema(FIRST), &fresh, true), text);
+    assert_eq!(fresh.automata_stats().hits, 0, "{:?}", fresh.automata_stats());
+    assert_eq!(fresh.store_stats().hits, 0, "{:?}", fresh.store_stats());
+    assert!(first == again, "masks differ with fresh caches");
+    // The first tokenizer's caches are untouched by the fresh one's work.
+    assert_eq!(tokenizer.automata_stats(), built);
+}
+
 #[test]
 fn a_store_of_zero_bytes_keeps_nothing_and_masks_stay_the_same() {
     let vocab = Arc::new(Vocabulary::embedded_default().clone());
