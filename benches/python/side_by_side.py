@@ -13,9 +13,9 @@ transformers tokenizer and handed to every engine through its own from-Hugging-F
 Per engine and workload:
 - compile: JSON Schema text to a compiled grammar, median of --compile-repeats runs, each on
   a fresh compiler (XGrammar: a new GrammarCompiler without cache; llguidance: the
-  LLMatcher constructor, which compiles; sieve: compile_json_schema against the shared
-  Tokenizer, whose store of token classifications is shared by every grammar, as a server's
-  would be);
+  LLMatcher constructor, which compiles; sieve: compile_json_schema against the Tokenizer
+  with fresh caches, Tokenizer.with_fresh_caches(), so no run reuses the rule automata of
+  the one before; the walks then run on that grammar, so the first walk is cold);
 - mask p50/p99: one fill_next_token_bitmask call (Python call included), over every step of
   --repeats walks through every sample, the first (cold) walk included;
 - batch: one batched fill of N matchers at different points of the samples, with the
@@ -55,7 +55,7 @@ class Sieve:
         self.tok = sieve.Tokenizer.from_huggingface(hf, vocab_size=vocab_size)
 
     def compile(self, schema: str):
-        return self.sieve.compile_json_schema(self.tok, schema)
+        return self.sieve.compile_json_schema(self.tok.with_fresh_caches(), schema)
 
     def matcher(self, compiled):
         return self.sieve.Matcher(compiled)

@@ -106,11 +106,19 @@ fn fresh_caches_share_nothing_but_the_vocabulary() {
     assert!(built.entries > 0 && tokenizer.store_stats().entries > 0);
 
     let fresh = Arc::new(tokenizer.with_fresh_caches());
-    assert!(std::ptr::eq(fresh.trie(), tokenizer.trie()), "the trie is shared");
+    assert!(
+        std::ptr::eq(fresh.trie(), tokenizer.trie()),
+        "the trie is shared"
+    );
     assert_eq!(fresh.automata_stats().entries, 0);
     assert_eq!(fresh.store_stats().entries, 0);
     let again = masks_along(&compile(&schema(FIRST), &fresh, true), text);
-    assert_eq!(fresh.automata_stats().hits, 0, "{:?}", fresh.automata_stats());
+    assert_eq!(
+        fresh.automata_stats().hits,
+        0,
+        "{:?}",
+        fresh.automata_stats()
+    );
     assert_eq!(fresh.store_stats().hits, 0, "{:?}", fresh.store_stats());
     assert!(first == again, "masks differ with fresh caches");
     // The first tokenizer's caches are untouched by the fresh one's work.

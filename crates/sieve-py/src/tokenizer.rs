@@ -174,6 +174,15 @@ impl Tokenizer {
         Ok(self.vocabulary().is_special(token))
     }
 
+    /// The same vocabulary (shared, not reloaded) with empty caches: grammars compiled
+    /// against it reuse none of the rule automata or token classifications of grammars
+    /// compiled against this one. For measuring a first request's cost.
+    fn with_fresh_caches(&self) -> Tokenizer {
+        Tokenizer {
+            inner: Arc::new(self.inner.with_fresh_caches()),
+        }
+    }
+
     fn __reduce__(&self) -> PyResult<()> {
         Err(crate::not_picklable("Tokenizer"))
     }

@@ -97,6 +97,25 @@ def test_tokenizer_from_tiktoken_and_plain_files(tmp_path):
     assert matcher.accept_token(5) and matcher.is_terminated()
 
 
+def test_fresh_caches_keep_the_vocabulary_and_the_masks(tok):
+    fresh = tok.with_fresh_caches()
+    assert isinstance(fresh, sieve.Tokenizer)
+    assert fresh.vocab_size == tok.vocab_size
+    assert fresh.eos_token_ids == tok.eos_token_ids
+    assert [fresh.token_bytes(i) for i in range(tok.vocab_size)] == [
+        tok.token_bytes(i) for i in range(tok.vocab_size)
+    ]
+    a = sieve.Matcher(sieve.compile_json_schema(tok, PERSON))
+    b = sieve.Matcher(sieve.compile_json_schema(fresh, PERSON))
+    ma = sieve.allocate_token_bitmask(1, tok.vocab_size)
+    mb = sieve.allocate_token_bitmask(1, tok.vocab_size)
+    for token in encode(tok, b'{"name":"Ada","ok":true}'):
+        a.fill_next_token_bitmask(ma)
+        b.fill_next_token_bitmask(mb)
+        np.testing.assert_array_equal(ma, mb)
+        assert a.accept_token(token) and b.accept_token(token)
+
+
 def test_schema_as_dict_or_string_compiles_the_same_language(tok):
     for schema in (PERSON, json.dumps(PERSON)):
         matcher = sieve.Matcher(sieve.compile_json_schema(tok, schema))
