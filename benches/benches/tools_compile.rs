@@ -35,7 +35,8 @@
 //! The walk (on the first compile's grammar, so its states are met cold) is free text, a call
 //! of the first tool with arguments made from its schema, and free text again, tokenised
 //! greedily; each step's `fill_next_token_bitmask` is timed and the free-text steps are
-//! reported apart.
+//! reported apart. The same walk is then run again with a new matcher on the same grammar,
+//! whose states are now classified (warm: a server's later requests with this tool list).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -287,9 +288,23 @@ fn walk(compiled: &Arc<CompiledGrammar>, tool: &Value, mask: &mut [u32]) -> Resu
             .ok_or_else(|| format!("no tokenisation of {text:?}"))?;
         pieces.extend(tokens.into_iter().map(|t| (t, free)));
     }
+    for label in ["cold states", "warm states"] {
+        walk_once(compiled, &pieces, mask, label)?;
+    }
+    Ok(())
+}
+
+/// One walk over `pieces` (token, whether it is free text) with a new matcher, every mask
+/// timed; prints the distributions under `label`.
+fn walk_once(
+    compiled: &Arc<CompiledGrammar>,
+    pieces: &[(u32, bool)],
+    mask: &mut [u32],
+    label: &str,
+) -> Result<(), String> {
     let mut matcher = Matcher::new(compiled.clone());
     let (mut free_us, mut all_us) = (Vec::new(), Vec::new());
-    for &(token, free) in &pieces {
+    for &(token, free) in pieces {
         let at = Instant::now();
         matcher
             .fill_next_token_bitmask(mask)
@@ -304,7 +319,7 @@ fn walk(compiled: &Arc<CompiledGrammar>, tool: &Value, mask: &mut [u32]) -> Resu
         }
         matcher.accept_token(token).map_err(|e| e.to_string())?;
     }
-    println!("walk ({} steps, cold states):", all_us.len());
+    println!("walk ({} steps, {label}):", all_us.len());
     for (label, values) in [("free-text steps", free_us), ("all steps", all_us)] {
         let mut values = values;
         values.sort_by(f64::total_cmp);
