@@ -48,6 +48,18 @@ def encode(tok, text: bytes):
     return ids
 
 
+def assert_same_masks(tok, first, second, text: bytes):
+    """Matchers of the two compiled grammars give equal masks at every token of ``text``."""
+    a, b = sieve.Matcher(first), sieve.Matcher(second)
+    ma = sieve.allocate_token_bitmask(1, tok.vocab_size)
+    mb = sieve.allocate_token_bitmask(1, tok.vocab_size)
+    for token in encode(tok, text):
+        a.fill_next_token_bitmask(ma)
+        b.fill_next_token_bitmask(mb)
+        np.testing.assert_array_equal(ma, mb)
+        assert a.accept_token(token) and b.accept_token(token)
+
+
 def test_tokenizer_from_tokenizer_json(tok):
     assert tok.vocab_size == 423
     assert tok.eos_token_ids == [0]
@@ -105,15 +117,12 @@ def test_fresh_caches_keep_the_vocabulary_and_the_masks(tok):
     assert [fresh.token_bytes(i) for i in range(tok.vocab_size)] == [
         tok.token_bytes(i) for i in range(tok.vocab_size)
     ]
-    a = sieve.Matcher(sieve.compile_json_schema(tok, PERSON))
-    b = sieve.Matcher(sieve.compile_json_schema(fresh, PERSON))
-    ma = sieve.allocate_token_bitmask(1, tok.vocab_size)
-    mb = sieve.allocate_token_bitmask(1, tok.vocab_size)
-    for token in encode(tok, b'{"name":"Ada","ok":true}'):
-        a.fill_next_token_bitmask(ma)
-        b.fill_next_token_bitmask(mb)
-        np.testing.assert_array_equal(ma, mb)
-        assert a.accept_token(token) and b.accept_token(token)
+    assert_same_masks(
+        tok,
+        sieve.compile_json_schema(tok, PERSON),
+        sieve.compile_json_schema(fresh, PERSON),
+        b'{"name":"Ada","ok":true}',
+    )
 
 
 def test_schema_as_dict_or_string_compiles_the_same_language(tok):
@@ -149,14 +158,7 @@ def test_ahead_of_time_gives_the_same_masks(tok):
     lazy = sieve.compile_json_schema(tok, PERSON)
     for ahead in (True, 0.5, False):
         eager = sieve.compile_json_schema(tok, PERSON, ahead_of_time=ahead)
-        a, b = sieve.Matcher(lazy), sieve.Matcher(eager)
-        ma = sieve.allocate_token_bitmask(1, tok.vocab_size)
-        mb = sieve.allocate_token_bitmask(1, tok.vocab_size)
-        for token in encode(tok, b'{"name":"Ada","ok":true}'):
-            a.fill_next_token_bitmask(ma)
-            b.fill_next_token_bitmask(mb)
-            np.testing.assert_array_equal(ma, mb)
-            assert a.accept_token(token) and b.accept_token(token)
+        assert_same_masks(tok, lazy, eager, b'{"name":"Ada","ok":true}')
 
 
 def test_matcher_lifecycle(tok):
