@@ -14,6 +14,9 @@ use sieve_matcher::{BackendKind, ByteMatcher, CompiledGrammar, Matcher, Options,
 use sieve_testkit::traces::{self, Trace, TraceFile};
 use sieve_vocab::{TokenTrie, Vocabulary};
 
+mod common;
+use common::mask_of;
+
 /// The mask of every text token `checker` accepts from its current bytes, plus EOS when it
 /// can finish.
 fn brute_force(checker: &mut ByteMatcher, trie: &TokenTrie, vocab: &Vocabulary) -> Vec<u32> {
@@ -41,12 +44,6 @@ fn brute_force(checker: &mut ByteMatcher, trie: &TokenTrie, vocab: &Vocabulary) 
             mask[eos.index() / 32] |= 1 << (eos.index() % 32);
         }
     }
-    mask
-}
-
-fn mask_of(matcher: &mut Matcher) -> Vec<u32> {
-    let mut mask = vec![0u32; matcher.compiled().bitmask_words()];
-    matcher.fill_next_token_bitmask(&mut mask).expect("mask");
     mask
 }
 

@@ -6,6 +6,9 @@ use std::sync::Arc;
 use sieve_matcher::{AheadOfTime, CompiledGrammar, Matcher, Options, Tokenizer};
 use sieve_vocab::Vocabulary;
 
+mod common;
+use common::compile_sharing;
+
 fn schema(text: &str) -> sieve_ir::Grammar {
     let value: serde_json::Value = serde_json::from_str(text).expect("JSON");
     let options = sieve_jsonschema::Options {
@@ -15,18 +18,6 @@ fn schema(text: &str) -> sieve_ir::Grammar {
     sieve_jsonschema::compile(&value, &options)
         .expect("compiles")
         .grammar
-}
-
-fn compile(
-    grammar: &sieve_ir::Grammar,
-    tokenizer: &Arc<Tokenizer>,
-    share: bool,
-) -> Arc<CompiledGrammar> {
-    let options = Options {
-        share_classifications: share,
-        ..Options::default()
-    };
-    Arc::new(CompiledGrammar::new(grammar, tokenizer.clone(), &options).expect("compiles"))
 }
 
 /// The masks along `text`, fed a byte at a time as single-byte tokens would be... fed as
@@ -71,12 +62,12 @@ fn second_schema() -> String {
 fn a_second_schema_reuses_the_first_ones_classifications() {
     let vocab = Arc::new(Vocabulary::embedded_default().clone());
     let tokenizer = Arc::new(Tokenizer::new(vocab.clone()));
-    let first = compile(&schema(FIRST), &tokenizer, true);
+    let first = compile_sharing(&schema(FIRST), &tokenizer, true);
     masks_along(&first, r#"{"name":"Ada","age":36,"tags":["x","yz"]}"#);
     let after_first = tokenizer.store_stats();
     assert!(after_first.entries > 0, "{after_first:?}");
 
-    let second = compile(&schema(&second_schema()), &tokenizer, true);
+    let second = compile_sharing(&schema(&second_schema()), &tokenizer, true);
     let text = r#"{"id":1,"person":{"name":"Go","age":7,"tags":["a","bc"]}}"#;
     let shared = masks_along(&second, text);
     let after_second = tokenizer.store_stats();
@@ -88,7 +79,10 @@ fn a_second_schema_reuses_the_first_ones_classifications() {
 
     // Sharing changes where classifications come from, never the masks.
     let alone = Arc::new(Tokenizer::new(vocab));
-    let unshared = masks_along(&compile(&schema(&second_schema()), &alone, false), text);
+    let unshared = masks_along(
+        &compile_sharing(&schema(&second_schema()), &alone, false),
+        text,
+    );
     assert!(shared == unshared, "masks differ with sharing");
     assert_eq!(alone.store_stats().entries, 0);
 }
@@ -101,7 +95,7 @@ fn fresh_caches_share_nothing_but_the_vocabulary() {
     let vocab = Arc::new(Vocabulary::embedded_default().clone());
     let tokenizer = Arc::new(Tokenizer::new(vocab));
     let text = r#"{"name":"Ada","age":36,"tags":["x","yz"]}"#;
-    let first = masks_along(&compile(&schema(FIRST), &tokenizer, true), text);
+    let first = masks_along(&compile_sharing(&schema(FIRST), &tokenizer, true), text);
     let built = tokenizer.automata_stats();
     assert!(built.entries > 0 && tokenizer.store_stats().entries > 0);
 
@@ -112,7 +106,7 @@ fn fresh_caches_share_nothing_but_the_vocabulary() {
     );
     assert_eq!(fresh.automata_stats().entries, 0);
     assert_eq!(fresh.store_stats().entries, 0);
-    let again = masks_along(&compile(&schema(FIRST), &fresh, true), text);
+    let again = masks_along(&compile_sharing(&schema(FIRST), &fresh, true), text);
     assert_eq!(
         fresh.automata_stats().hits,
         0,
@@ -130,10 +124,10 @@ fn a_store_of_zero_bytes_keeps_nothing_and_masks_stay_the_same() {
     let vocab = Arc::new(Vocabulary::embedded_default().clone());
     let tokenizer = Arc::new(Tokenizer::with_store_budget(vocab.clone(), 0));
     let text = r#"{"name":"Ada","age":36,"tags":[]}"#;
-    let masks = masks_along(&compile(&schema(FIRST), &tokenizer, true), text);
+    let masks = masks_along(&compile_sharing(&schema(FIRST), &tokenizer, true), text);
     assert_eq!(tokenizer.store_stats().entries, 0);
     let fresh = Arc::new(Tokenizer::new(vocab));
-    assert!(masks == masks_along(&compile(&schema(FIRST), &fresh, false), text));
+    assert!(masks == masks_along(&compile_sharing(&schema(FIRST), &fresh, false), text));
 }
 
 #[test]
@@ -141,7 +135,7 @@ fn ahead_of_time_classification_gives_the_same_masks() {
     let vocab = Arc::new(Vocabulary::embedded_default().clone());
     let text = r#"{"name":"Ada","age":36,"tags":["x"]}"#;
     let lazy = masks_along(
-        &compile(
+        &compile_sharing(
             &schema(FIRST),
             &Arc::new(Tokenizer::new(vocab.clone())),
             false,

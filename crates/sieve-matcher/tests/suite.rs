@@ -9,23 +9,14 @@ use sieve_matcher::{CompiledGrammar, Matcher, MatcherError, Options, Tokenizer};
 use sieve_testkit::{compile_file, grammar_files, grammars_dir, greedy_tokenize};
 use sieve_vocab::Vocabulary;
 
+mod common;
+use common::{compile, mask_of};
+
 /// A small vocabulary for `samples`: every single byte, the substrings of length 2 to 5 of
 /// the samples (so tokens cross rule boundaries), at most 1,500 tokens, and `</s>` as EOS.
 fn synthetic_vocab(samples: &[Vec<u8>]) -> Vocabulary {
     let samples: Vec<&[u8]> = samples.iter().map(Vec::as_slice).collect();
     sieve_testkit::substring_vocabulary(&samples, 5, Some(1500))
-}
-
-/// `grammar` compiled against `vocab` with default options.
-fn compile(grammar: &Grammar, vocab: Arc<Vocabulary>) -> Arc<CompiledGrammar> {
-    let tokenizer = Arc::new(Tokenizer::new(vocab));
-    Arc::new(CompiledGrammar::new(grammar, tokenizer, &Options::default()).expect("compiles"))
-}
-
-fn mask_of(matcher: &mut Matcher) -> Vec<u32> {
-    let mut mask = vec![0u32; matcher.compiled().bitmask_words()];
-    matcher.fill_next_token_bitmask(&mut mask).expect("mask");
-    mask
 }
 
 /// The brute-force mask: every token fed on its own to the recogniser.

@@ -10,6 +10,9 @@ use sieve_ir::{reference::Recognizer, Grammar};
 use sieve_matcher::{BackendKind, CompileError, CompiledGrammar, Matcher, Options, Tokenizer};
 use sieve_vocab::Vocabulary;
 
+mod common;
+use common::{compile, compile_sharing, mask_of};
+
 /// A constraint with limited regions, found in an output between `open` and the next
 /// `close`.
 struct Case {
@@ -65,17 +68,6 @@ fn cases() -> Vec<Case> {
             close: b"]",
         },
     ]
-}
-
-fn compile(grammar: &Grammar, vocab: Arc<Vocabulary>) -> Arc<CompiledGrammar> {
-    let tokenizer = Arc::new(Tokenizer::new(vocab));
-    Arc::new(CompiledGrammar::new(grammar, tokenizer, &Options::default()).expect("compiles"))
-}
-
-fn mask_of(matcher: &mut Matcher) -> Vec<u32> {
-    let mut mask = vec![0u32; matcher.compiled().bitmask_words()];
-    matcher.fill_next_token_bitmask(&mut mask).expect("mask");
-    mask
 }
 
 /// Every token fed on its own, token end included.
@@ -557,10 +549,10 @@ fn tight_classifications_are_shared_across_grammars() {
         masks
     };
     let tokenizer = Arc::new(Tokenizer::new(vocab.clone()));
-    let first = compile_with(&grammar, &tokenizer, true);
+    let first = compile_sharing(&grammar, &tokenizer, true);
     let first_masks = walk(&first);
     assert!(first.cache_stats().classified > 0);
-    let second = compile_with(&grammar, &tokenizer, true);
+    let second = compile_sharing(&grammar, &tokenizer, true);
     let second_masks = walk(&second);
     assert_eq!(
         second.cache_stats().classified,
@@ -568,20 +560,8 @@ fn tight_classifications_are_shared_across_grammars() {
         "{:?}",
         second.cache_stats()
     );
-    let alone = compile_with(&grammar, &Arc::new(Tokenizer::new(vocab)), false);
+    let alone = compile_sharing(&grammar, &Arc::new(Tokenizer::new(vocab)), false);
     assert!(walk(&alone) == first_masks && first_masks == second_masks);
-}
-
-fn compile_with(
-    grammar: &Grammar,
-    tokenizer: &Arc<Tokenizer>,
-    share: bool,
-) -> Arc<CompiledGrammar> {
-    let options = Options {
-        share_classifications: share,
-        ..Options::default()
-    };
-    Arc::new(CompiledGrammar::new(grammar, tokenizer.clone(), &options).expect("compiles"))
 }
 
 /// Tokens over the random grammars' bytes, some crossing rule boundaries, and `</s>` (EOS).

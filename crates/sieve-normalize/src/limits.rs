@@ -450,7 +450,7 @@ mod tests {
 
     #[test]
     fn a_recursive_limited_rule_is_refused_with_the_cycle() {
-        let grammar = limited(|b, text| {
+        let grammar = limited(|b, _| {
             let nested = b.declare("nested").unwrap();
             b.define(
                 nested,
@@ -460,7 +460,6 @@ mod tests {
                 ])
                 .unwrap(),
             );
-            let _ = text;
             Expr::rule(nested)
         });
         let error = crate::normalize(&grammar, &Default::default()).unwrap_err();
