@@ -51,6 +51,7 @@
 //! recogniser.
 
 mod limit;
+pub mod token_limits;
 mod tokens;
 
 use std::fmt;
