@@ -138,9 +138,9 @@ pub fn token_rest(rule: &impl RuleBytes, trie: &TokenTrie) -> Vec<u32> {
     }
     let mut rest = vec![NO_REST; n];
     let mut queue = std::collections::VecDeque::new();
-    for s in 0..n {
+    for (s, r) in rest.iter_mut().enumerate() {
         if rule.is_accepting(s as u32) {
-            rest[s] = 0;
+            *r = 0;
             queue.push_back(s);
         }
     }
