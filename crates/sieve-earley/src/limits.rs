@@ -189,9 +189,8 @@ impl EarleyGrammar {
             }
             let view = RuleView::new(self, rule);
             let local = token_rest(&view, trie);
-            max_rest[rule] = check_limit(&self.rule_names[rule], k, &local, |s| {
-                view.is_accepting(s)
-            })?;
+            max_rest[rule] =
+                check_limit(&self.rule_names[rule], k, &local, |s| view.is_accepting(s))?;
             for (s, r) in local.into_iter().enumerate() {
                 rest[limits.index[(view.base + s as u32) as usize] as usize] = r;
             }
@@ -216,7 +215,10 @@ struct RuleView<'g> {
 impl<'g> RuleView<'g> {
     fn new(g: &'g EarleyGrammar, rule: usize) -> RuleView<'g> {
         let base = g.start[rule];
-        let end = g.start.get(rule + 1).map_or(g.states.len(), |&e| e as usize);
+        let end = g
+            .start
+            .get(rule + 1)
+            .map_or(g.states.len(), |&e| e as usize);
         RuleView {
             g,
             base,
@@ -264,23 +266,29 @@ pub(crate) fn tighten(
     let rule = g.states[state as usize].rule as usize;
     let view = RuleView::new(g, rule);
     let local = state - view.base;
-    walk_within(&view, trie, local, &g.follow[rule], |position, _, end, passed| {
-        let finishes = end.iter().any(|&t| {
-            let t = (view.base + t) as usize;
-            g.states[t].accepting || table.rest[limits.index[t] as usize] < allowance
-        });
-        if !finishes {
-            let id = trie.token(position).index();
-            if bits[id / 32] & (1 << (id % 32)) != 0 {
-                bits[id / 32] &= !(1 << (id % 32));
-                if passed {
-                    uncertain.push(position as u32..position as u32 + 1);
-                    added = true;
+    walk_within(
+        &view,
+        trie,
+        local,
+        &g.follow[rule],
+        |position, _, end, passed| {
+            let finishes = end.iter().any(|&t| {
+                let t = (view.base + t) as usize;
+                g.states[t].accepting || table.rest[limits.index[t] as usize] < allowance
+            });
+            if !finishes {
+                let id = trie.token(position).index();
+                if bits[id / 32] & (1 << (id % 32)) != 0 {
+                    bits[id / 32] &= !(1 << (id % 32));
+                    if passed {
+                        uncertain.push(position as u32..position as u32 + 1);
+                        added = true;
+                    }
                 }
             }
-        }
-        true
-    });
+            true
+        },
+    );
     if added {
         uncertain = sieve_backend::merge_ranges(uncertain);
     }

@@ -58,7 +58,8 @@ impl ByteMatcher {
         fsms: &GrammarFsms,
         options: &Options,
     ) -> Result<ByteMatcher, CompileError> {
-        let engine = pipeline::engine(fsms, options)?;
+        // No tokens, so no token limits to count.
+        let engine = pipeline::engine(fsms, options, None)?;
         Ok(ByteMatcher {
             recognizer: engine.start(),
         })

@@ -102,8 +102,8 @@ pub enum CompileError {
     #[error("the token-dfa backend refuses this grammar: {0}")]
     TokenDfa(#[from] sieve_tokendfa::TokenDfaError),
     /// A rule's token limit (`max_tokens`) cannot be honoured: with this vocabulary (the
-    /// message names the rule and the least limit that works), or by this backend (only the
-    /// Earley backend counts tokens per rule).
+    /// message names the rule and the least limit that works), or by this backend (the LR
+    /// backend does not count tokens per rule).
     #[error("token limit: {0}")]
     TokenLimit(String),
 }
@@ -249,7 +249,7 @@ impl CompiledGrammar {
         tokenizer: Arc<Tokenizer>,
         options: &Options,
     ) -> Result<CompiledGrammar, CompileError> {
-        let engine = Arc::new(pipeline::engine(fsms, options)?);
+        let engine = Arc::new(pipeline::engine(fsms, options, Some(&tokenizer.trie))?);
         engine
             .prepare_token_limits(&tokenizer.trie)
             .map_err(CompileError::TokenLimit)?;
@@ -285,7 +285,8 @@ impl CompiledGrammar {
     pub fn has_token_limits(&self) -> bool {
         match &*self.engine {
             crate::engine::Engine::Earley(g) => g.has_token_limits(),
-            _ => false,
+            crate::engine::Engine::TokenDfa(g) => g.has_token_limits(),
+            crate::engine::Engine::Lr(_) => false,
         }
     }
 

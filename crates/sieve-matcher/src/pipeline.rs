@@ -50,6 +50,7 @@ use sieve_earley::EarleyGrammar;
 use sieve_fsm::{AutomatonCache, GrammarFsms};
 use sieve_ir::Grammar;
 use sieve_normalize::Normalized;
+use sieve_vocab::TokenTrie;
 
 use crate::engine::Engine;
 pub use crate::{CompileError, Options};
@@ -122,8 +123,14 @@ fn root_nullable(fsms: &GrammarFsms) -> bool {
 /// Stage 3 for the crate: the backend `options.backend` selects, behind the [`Engine`] seam.
 /// `auto` takes the first of [`BackendChoice::candidates`] that accepts the grammar (the
 /// token DFA within [`crate::AUTO_TOKEN_DFA_STATES`]); the last, Earley, accepts every
-/// grammar.
-pub(crate) fn engine(fsms: &GrammarFsms, options: &Options) -> Result<Engine, CompileError> {
+/// grammar. `trie` is the vocabulary tokens will come from, which backends that count
+/// token limits into their tables need (`None` for a byte-level recogniser, which has no
+/// tokens to count).
+pub(crate) fn engine(
+    fsms: &GrammarFsms,
+    options: &Options,
+    trie: Option<&TokenTrie>,
+) -> Result<Engine, CompileError> {
     let ahead_of_time = options.ahead_of_time != crate::AheadOfTime::Off;
     let candidates = options.backend.candidates(ahead_of_time);
     let mut refusal = None;
@@ -137,9 +144,9 @@ pub(crate) fn engine(fsms: &GrammarFsms, options: &Options) -> Result<Engine, Co
                 token_dfa: options.token_dfa.clone().state_limit(limit),
                 ..options.clone()
             };
-            build(kind, fsms, &options)
+            build(kind, fsms, &options, trie)
         } else {
-            build(kind, fsms, options)
+            build(kind, fsms, options, trie)
         };
         match built {
             Ok(engine) => return Ok(engine),
@@ -149,20 +156,34 @@ pub(crate) fn engine(fsms: &GrammarFsms, options: &Options) -> Result<Engine, Co
     Err(refusal.expect("every choice has a candidate"))
 }
 
-/// The tables of backend `kind` over `fsms`.
-fn build(kind: BackendKind, fsms: &GrammarFsms, options: &Options) -> Result<Engine, CompileError> {
-    if kind != BackendKind::Earley && fsms.has_token_limits() {
+/// The tables of backend `kind` over `fsms` (token limits counted in `trie`).
+fn build(
+    kind: BackendKind,
+    fsms: &GrammarFsms,
+    options: &Options,
+    trie: Option<&TokenTrie>,
+) -> Result<Engine, CompileError> {
+    if kind == BackendKind::Lr && fsms.has_token_limits() {
         return Err(CompileError::TokenLimit(format!(
-            "the {} backend does not count tokens per rule; rules with max_tokens need the earley backend",
+            "the {} backend does not count tokens per rule; rules with max_tokens need the earley or token-dfa backend",
             kind.name()
         )));
     }
     Ok(match kind {
         BackendKind::Earley => Engine::Earley(Arc::new(earley(fsms, options))),
-        BackendKind::TokenDfa => Engine::TokenDfa(Arc::new(sieve_tokendfa::TokenDfa::new(
-            fsms,
-            options.token_dfa.clone(),
-        )?)),
+        BackendKind::TokenDfa => {
+            let config = options.token_dfa.clone();
+            let built = match trie {
+                Some(trie) => sieve_tokendfa::TokenDfa::with_token_limits(fsms, config, trie),
+                None => sieve_tokendfa::TokenDfa::new(fsms, config),
+            };
+            Engine::TokenDfa(Arc::new(built.map_err(|error| match error {
+                sieve_tokendfa::TokenDfaError::TokenLimit(error) => {
+                    CompileError::TokenLimit(error.to_string())
+                }
+                error => CompileError::TokenDfa(error),
+            })?))
+        }
         BackendKind::Lr => Engine::Lr(Arc::new(sieve_lr::LrGrammar::new(
             fsms,
             root_nullable(fsms),

@@ -2,7 +2,9 @@
 //! structural tags, `name[max_tokens=N]:` in Lark): masks against the parser token by token
 //! at every step of random walks (with rollbacks), walks that always end with every limited
 //! region spelled within its limit — checked from the outside, on the output and the token
-//! boundaries — and the typed errors for limits that cannot be honoured.
+//! boundaries — and the typed errors for limits that cannot be honoured. Every check runs on
+//! each backend that counts tokens per rule, and random limited grammars get the same masks
+//! from both.
 
 use std::sync::Arc;
 
@@ -11,10 +13,14 @@ use sieve_matcher::{BackendKind, CompileError, CompiledGrammar, Matcher, Options
 use sieve_vocab::Vocabulary;
 
 mod common;
-use common::{compile, compile_sharing, mask_of};
+use common::{compile_on, compile_sharing, mask_of};
+
+/// The backends that count tokens per rule.
+const BACKENDS: [BackendKind; 2] = [BackendKind::Earley, BackendKind::TokenDfa];
 
 /// A constraint with limited regions, found in an output between `open` and the next
 /// `close`.
+#[derive(Clone)]
 struct Case {
     name: &'static str,
     grammar: Grammar,
@@ -213,12 +219,15 @@ fn region_tokens(case: &Case, output: &[u8], lengths: &[usize]) -> Vec<usize> {
 #[test]
 fn walks_end_complete_with_every_region_within_its_limit() {
     let vocab = Arc::new(Vocabulary::embedded_default().clone());
-    for case in cases() {
-        let compiled = compile(&case.grammar, vocab.clone());
+    for (case, backend) in cases()
+        .into_iter()
+        .flat_map(|c| BACKENDS.map(|b| (c.clone(), b)))
+    {
+        let compiled = compile_on(&case.grammar, vocab.clone(), backend);
         let recognizer = Recognizer::new(&case.grammar).expect("small bounds");
         let mut longest = 0;
         for seed in 0..12 {
-            let label = format!("{} seed {seed}", case.name);
+            let label = format!("{} on {backend} seed {seed}", case.name);
             let (output, lengths) = walk(&compiled, seed, 3, &label);
             assert!(
                 recognizer.accepts(&output),
@@ -238,7 +247,7 @@ fn walks_end_complete_with_every_region_within_its_limit() {
         }
         assert_eq!(
             longest, case.limit,
-            "{}: no walk used the whole limit",
+            "{} on {backend}: no walk used the whole limit",
             case.name
         );
     }
@@ -250,7 +259,7 @@ fn walks_end_complete_with_every_region_within_its_limit() {
 fn without_the_limit_regions_run_longer() {
     let vocab = Arc::new(Vocabulary::embedded_default().clone());
     let unlimited = gbnf("root ::= \"<\" w \"> <\" w \">\"\nw ::= [a-z]+ (\" \" [a-z]+)*");
-    let compiled = compile(&unlimited, vocab);
+    let compiled = compile_on(&unlimited, vocab, BackendKind::Earley);
     let vocab = compiled.vocabulary();
     let mut longest = 0;
     for seed in 0..12u64 {
@@ -276,11 +285,17 @@ fn without_the_limit_regions_run_longer() {
 /// boundaries) gives tokens that open, close or hold a whole region.
 #[test]
 fn masks_equal_the_parser_with_tokens_crossing_region_boundaries() {
-    for case in cases() {
+    for (case, backend) in cases()
+        .into_iter()
+        .flat_map(|c| BACKENDS.map(|b| (c.clone(), b)))
+    {
         let recognizer = Recognizer::new(&case.grammar).expect("small bounds");
-        let compiled = compile(&case.grammar, substring_vocab(&case));
+        let compiled = compile_on(&case.grammar, substring_vocab(&case), backend);
         for seed in 0..8 {
-            let label = format!("{} (substring vocabulary) seed {seed}", case.name);
+            let label = format!(
+                "{} (substring vocabulary) on {backend} seed {seed}",
+                case.name
+            );
             let (output, lengths) = walk(&compiled, seed, 1, &label);
             assert!(recognizer.accepts(&output), "{label}");
             for count in region_tokens(&case, &output, &lengths) {
@@ -320,40 +335,51 @@ fn limits_that_cannot_be_honoured_are_typed_errors() {
         matches!(&nested, CompileError::Normalize(NormalizeError::NestedTokenLimit { outer, inner }) if outer == "a" && inner == "b"),
         "{nested:?}"
     );
-    let small = compile_error(
-        "root ::= \"<\" w \">\"\nw[max_tokens=1] ::= [a-z]+",
-        BackendKind::Earley,
-    );
-    assert!(
-        matches!(&small, CompileError::TokenLimit(m) if m.contains("`w`") && m.contains("at least 2")),
-        "{small}"
-    );
-    for backend in [BackendKind::Lr, BackendKind::TokenDfa] {
-        let refused = compile_error(
-            "root ::= \"<\" w \">\"\nw[max_tokens=3] ::= [a-z]+",
+    for backend in BACKENDS {
+        let small = compile_error(
+            "root ::= \"<\" w \">\"\nw[max_tokens=1] ::= [a-z]+",
             backend,
         );
         assert!(
-            matches!(&refused, CompileError::TokenLimit(m) if m.contains("earley")),
-            "{backend}: {refused}"
+            matches!(&small, CompileError::TokenLimit(m) if m.contains("`w`") && m.contains("at least 2")),
+            "{backend}: {small}"
         );
     }
+    let refused = compile_error(
+        "root ::= \"<\" w \">\"\nw[max_tokens=3] ::= [a-z]+",
+        BackendKind::Lr,
+    );
+    assert!(
+        matches!(&refused, CompileError::TokenLimit(m) if m.contains("earley or token-dfa")),
+        "{refused}"
+    );
 }
 
-/// `auto` picks a backend that counts tokens.
+/// `auto` picks a backend that counts tokens: Earley just in time, the token DFA (the grammar
+/// is regular) ahead of time.
 #[test]
-fn auto_compiles_limits_on_earley() {
+fn auto_compiles_limits_on_a_backend_that_counts_tokens() {
     let tokenizer = Arc::new(Tokenizer::new(Arc::new(
         Vocabulary::embedded_default().clone(),
     )));
-    let options = Options {
-        backend: sieve_matcher::BackendChoice::Auto,
-        ..Options::default()
-    };
     let grammar = gbnf("root ::= \"<\" w \">\"\nw[max_tokens=3] ::= [a-z]+");
-    let compiled = CompiledGrammar::new(&grammar, tokenizer, &options).expect("auto compiles");
-    assert!(compiled.has_token_limits());
-    assert_eq!(compiled.backend(), BackendKind::Earley);
+    for (ahead_of_time, expected) in [
+        (sieve_matcher::AheadOfTime::Off, BackendKind::Earley),
+        (
+            sieve_matcher::AheadOfTime::All { parallel: false },
+            BackendKind::TokenDfa,
+        ),
+    ] {
+        let options = Options {
+            backend: sieve_matcher::BackendChoice::Auto,
+            ahead_of_time,
+            ..Options::default()
+        };
+        let compiled =
+            CompiledGrammar::new(&grammar, tokenizer.clone(), &options).expect("auto compiles");
+        assert!(compiled.has_token_limits());
+        assert_eq!(compiled.backend(), expected);
+    }
 }
 
 /// The substring vocabulary of `case`'s sampled sentences (see the test above).
@@ -456,14 +482,17 @@ fn check_budgeted_walk(
 /// sentence, with every region within its limit; the budgeted masks equal the oracle's.
 #[test]
 fn budgeted_walks_end_complete_within_the_budget_and_every_limit() {
-    for case in cases() {
-        let compiled = compile(&case.grammar, substring_vocab(&case));
+    for (case, backend) in cases()
+        .into_iter()
+        .flat_map(|c| BACKENDS.map(|b| (c.clone(), b)))
+    {
+        let compiled = compile_on(&case.grammar, substring_vocab(&case), backend);
         let min = min_budget(&compiled);
         for budget in [min, min + 1, min + min / 2 + 1] {
             for adversary in [false, true] {
                 for seed in 0..3u64 {
                     let label = format!(
-                        "{} budget {budget} adversary {adversary} seed {seed}",
+                        "{} on {backend} budget {budget} adversary {adversary} seed {seed}",
                         case.name
                     );
                     check_budgeted_walk(&case, &compiled, budget, (seed, adversary), &label);
@@ -477,11 +506,17 @@ fn budgeted_walks_end_complete_within_the_budget_and_every_limit() {
 #[test]
 fn budgeted_walks_on_gpt2_end_complete() {
     let vocab = Arc::new(Vocabulary::embedded_default().clone());
-    for case in cases() {
-        let compiled = compile(&case.grammar, vocab.clone());
+    for (case, backend) in cases()
+        .into_iter()
+        .flat_map(|c| BACKENDS.map(|b| (c.clone(), b)))
+    {
+        let compiled = compile_on(&case.grammar, vocab.clone(), backend);
         let min = min_budget(&compiled);
         for (budget, seed) in [(min, 1), (min + 2, 2), (min + min / 2 + 1, 3)] {
-            let label = format!("{} (GPT-2) budget {budget} seed {seed}", case.name);
+            let label = format!(
+                "{} (GPT-2) on {backend} budget {budget} seed {seed}",
+                case.name
+            );
             check_budgeted_walk(&case, &compiled, budget, (seed, false), &label);
         }
     }
@@ -506,15 +541,20 @@ fn budgets_do_not_count_routes_of_items_a_token_drops() {
         b"abcdef.xxxxxxxxxxxx",
     ];
     let vocab = Arc::new(sieve_testkit::substring_vocabulary(&pieces, 3, Some(500)));
-    let compiled = compile(&grammar, vocab);
-    let min = min_budget(&compiled);
-    for budget in min..=min + 4 {
-        for adversary in [false, true] {
-            for seed in 0..6u64 {
-                let label = format!("ambiguous budget {budget} adversary {adversary} seed {seed}");
-                let (output, _, steps) = budgeted_walk(&compiled, budget, seed, adversary, &label);
-                assert!(steps <= budget as usize, "{label}: {steps} steps");
-                assert!(recognizer.accepts(&output), "{label}: {output:?}");
+    for backend in BACKENDS {
+        let compiled = compile_on(&grammar, vocab.clone(), backend);
+        let min = min_budget(&compiled);
+        for budget in min..=min + 4 {
+            for adversary in [false, true] {
+                for seed in 0..6u64 {
+                    let label = format!(
+                        "ambiguous on {backend} budget {budget} adversary {adversary} seed {seed}"
+                    );
+                    let (output, _, steps) =
+                        budgeted_walk(&compiled, budget, seed, adversary, &label);
+                    assert!(steps <= budget as usize, "{label}: {steps} steps");
+                    assert!(recognizer.accepts(&output), "{label}: {output:?}");
+                }
             }
         }
     }
@@ -575,17 +615,29 @@ fn abc_tokenizer() -> Arc<Tokenizer> {
     Arc::new(Tokenizer::new(Arc::new(vocab)))
 }
 
-/// `grammar` with rule `rule` (modulo its rule count) limited to `limit` tokens, compiled
-/// against [`abc_tokenizer`]; `None` when the compiler refuses it.
-fn limited(
-    mut grammar: Grammar,
-    rule: usize,
-    limit: u32,
-) -> Option<(Grammar, Arc<CompiledGrammar>)> {
+/// `grammar` with rule `rule` (modulo its rule count) limited to `limit` tokens.
+fn with_limit(mut grammar: Grammar, rule: usize, limit: u32) -> Grammar {
     let id = sieve_ir::RuleId::new(rule % grammar.rules().len()).expect("small id");
     grammar.set_token_limit(id, Some(limit));
-    let compiled = CompiledGrammar::new(&grammar, abc_tokenizer(), &Options::default()).ok()?;
-    Some((grammar, Arc::new(compiled)))
+    grammar
+}
+
+/// `grammar` compiled on `backend` against [`abc_tokenizer`]; `None` when it is refused.
+fn compile_abc(grammar: &Grammar, backend: BackendKind) -> Option<Arc<CompiledGrammar>> {
+    let options = Options {
+        backend: backend.into(),
+        ..Options::default()
+    };
+    let compiled = CompiledGrammar::new(grammar, abc_tokenizer(), &options).ok()?;
+    Some(Arc::new(compiled))
+}
+
+/// `grammar` with rule `rule` limited to `limit` tokens, compiled on the default backend
+/// against [`abc_tokenizer`]; `None` when the compiler refuses it.
+fn limited(grammar: Grammar, rule: usize, limit: u32) -> Option<(Grammar, Arc<CompiledGrammar>)> {
+    let grammar = with_limit(grammar, rule, limit);
+    let compiled = compile_abc(&grammar, BackendKind::Earley)?;
+    Some((grammar, compiled))
 }
 
 /// Steps `matcher` by the allowed token each pick selects, until EOS: every mask equals the
@@ -652,5 +704,41 @@ proptest::proptest! {
         checked_steps(&mut matcher, &picks, &grammar)?;
         proptest::prop_assert!(matcher.is_terminated(), "no EOS within the budget: {}", grammar);
         proptest::prop_assert!(matcher.steps() <= budget as usize);
+    }
+
+    /// The backends that count tokens accept the same language: on random limited grammars
+    /// both build (regular ones), the Earley and token-DFA masks are equal at every step of
+    /// a random walk. (Not under a budget: each backend bounds completions its own way, the
+    /// token DFA's exactly and Earley's from above, so a tight budget may allow a token on
+    /// one that the other's bound cannot yet guarantee.)
+    #[test]
+    fn random_limited_grammars_mask_alike_on_earley_and_token_dfa(
+        grammar in sieve_testkit::random::arb_grammar(),
+        rule in 0usize..3,
+        limit in 2u32..6,
+        picks in proptest::collection::vec(0usize..1000, 1..24),
+    ) {
+        let grammar = with_limit(grammar, rule, limit);
+        let (Some(earley), Some(dfa)) = (
+            compile_abc(&grammar, BackendKind::Earley),
+            compile_abc(&grammar, BackendKind::TokenDfa),
+        ) else {
+            return Ok(());
+        };
+        let (mut a, mut b) = (Matcher::new(earley), Matcher::new(dfa));
+        for pick in &picks {
+            let mask = mask_of(&mut a);
+            proptest::prop_assert_eq!(&mask, &mask_of(&mut b), "{}", grammar);
+            let allowed = set_bits(&mask);
+            if allowed.is_empty() {
+                break;
+            }
+            let token = allowed[pick % allowed.len()];
+            a.accept_token(token).expect("allowed");
+            b.accept_token(token).expect("allowed");
+            if a.is_terminated() {
+                break;
+            }
+        }
     }
 }

@@ -4,7 +4,9 @@
 //! # Invariants
 //!
 //! - A recogniser's stack holds the start state and then the state after each consumed
-//!   byte; a push adds one state or changes nothing, a pop truncates.
+//!   byte (after its token end, when a token ended there); a push adds one state or changes
+//!   nothing, a pop truncates. `ended` says per entry whether that token end was applied
+//!   (the start counts as one: no token is open there).
 //! - [`Backend::classify`] leaves nothing uncertain, so the token cache never walks the trie
 //!   with the recogniser: a mask is the union of one stored classification.
 
@@ -35,6 +37,9 @@ pub struct TokenDfa {
     /// Per state, detected on first use when it has no text shape: its class chain.
     chains: Vec<OnceLock<Option<Box<ClassChain>>>>,
     config: Config,
+    /// The number of trie positions of the vocabulary token limits were counted in, when the
+    /// grammar has any.
+    limits_trie_len: Option<usize>,
 }
 
 impl TokenDfa {
@@ -44,9 +49,43 @@ impl TokenDfa {
     /// [`TokenDfaError::Recursive`] when a rule the root reaches references itself, directly
     /// or not, other than in tail position; [`TokenDfaError::StateLimit`] when an automaton
     /// would exceed [`Config::state_limit`]; [`TokenDfaError::Unsupported`] for a kind of
-    /// rule automaton this backend does not know.
+    /// rule automaton this backend does not know; [`TokenDfaError::NeedsVocabulary`] when a
+    /// rule has a token limit (build with [`TokenDfa::with_token_limits`]).
     pub fn new(fsms: &GrammarFsms, config: Config) -> Result<TokenDfa, TokenDfaError> {
-        let dfa = crate::compose::whole_dfa(fsms, &config)?;
+        if let Some(rule) = crate::limits::first_limited(fsms) {
+            return Err(TokenDfaError::NeedsVocabulary {
+                rule: fsms.name(rule).to_owned(),
+            });
+        }
+        let limits = vec![None; fsms.rule_count()];
+        TokenDfa::build(fsms, config, &limits, None)
+    }
+
+    /// As [`TokenDfa::new`], counting the tokens of `trie` for the rules with a token limit
+    /// (`max_tokens`): every token end is a step of the DFA too, so masks and transitions
+    /// honour the limits exactly as the other backends do ([`sieve_backend::token_limits`]).
+    /// Masks must then come from `trie`'s vocabulary.
+    ///
+    /// # Errors
+    /// As [`TokenDfa::new`] (but for [`TokenDfaError::NeedsVocabulary`]), and
+    /// [`TokenDfaError::TokenLimit`] when a limit cannot be honoured with this vocabulary.
+    pub fn with_token_limits(
+        fsms: &GrammarFsms,
+        config: Config,
+        trie: &TokenTrie,
+    ) -> Result<TokenDfa, TokenDfaError> {
+        let limits = crate::limits::rule_limits(fsms, trie)?;
+        let trie_len = limits.iter().any(Option::is_some).then_some(trie.len());
+        TokenDfa::build(fsms, config, &limits, trie_len)
+    }
+
+    fn build(
+        fsms: &GrammarFsms,
+        config: Config,
+        limits: &[Option<crate::limits::RuleLimit>],
+        limits_trie_len: Option<usize>,
+    ) -> Result<TokenDfa, TokenDfaError> {
+        let dfa = crate::compose::whole_dfa(fsms, &config, limits)?;
         let allowed = (0..dfa.state_count() as u32)
             .map(|s| {
                 let mut class = ByteClass::default();
@@ -66,6 +105,7 @@ impl TokenDfa {
             text,
             chains,
             config,
+            limits_trie_len,
         })
     }
 
@@ -80,15 +120,26 @@ impl TokenDfa {
                 (!bytes_loop)
                     .then(|| TextShape::detect(&self.dfa, state))
                     .flatten()
+                    .filter(|shape| shape.rows.iter().flatten().all(|&r| self.ends_stay(r)))
                     .map(Box::new)
             })
             .as_deref()
     }
 
+    /// Whether a token end leaves `state` (a DFA state, or a shape's marker for no state)
+    /// where it is: the walks take a shape's tokens in bulk only if so for all its rows.
+    fn ends_stay(&self, state: u32) -> bool {
+        state as usize >= self.dfa.state_count() || self.dfa.token_end(state) == state
+    }
+
     /// The class chain classifications from `state` take when it has no text shape.
     fn class_chain(&self, state: u32) -> Option<&ClassChain> {
         self.chains[state as usize]
-            .get_or_init(|| ClassChain::detect(&self.dfa, state).map(Box::new))
+            .get_or_init(|| {
+                ClassChain::detect(&self.dfa, state)
+                    .filter(|chain| chain.rows.iter().all(|&r| self.ends_stay(r)))
+                    .map(Box::new)
+            })
             .as_deref()
     }
 
@@ -172,6 +223,11 @@ impl TokenDfa {
         )
     }
 
+    /// Whether the DFA counts token limits (some rule has `max_tokens`).
+    pub fn has_token_limits(&self) -> bool {
+        self.limits_trie_len.is_some()
+    }
+
     /// The completion table read off a token automaton of this DFA (equal to
     /// [`Backend::completion_table`] for the same trie, without walking it again).
     ///
@@ -189,12 +245,25 @@ pub struct TokenDfaRecognizer {
     dfa: Arc<TokenDfa>,
     /// The start state, then one state per consumed byte.
     stack: Vec<u32>,
+    /// Per entry of `stack`: whether a token ended there (the start: yes).
+    ended: Vec<bool>,
 }
 
 impl TokenDfaRecognizer {
     /// The current DFA state.
     pub fn state(&self) -> u32 {
         *self.stack.last().expect("the start state is never popped")
+    }
+
+    /// The state once the token that ends here has ended (the current one if it already
+    /// has), `None` when its end kills the input.
+    fn after_token_end(&self) -> Option<u32> {
+        let state = self.state();
+        if *self.ended.last().expect("one flag per state") {
+            return Some(state);
+        }
+        let next = self.dfa.dfa.token_end(state);
+        (next != DEAD).then_some(next)
     }
 }
 
@@ -209,12 +278,31 @@ impl Recognizer for TokenDfaRecognizer {
             return Ok(false);
         }
         self.stack.push(next);
+        self.ended.push(false);
         Ok(true)
     }
 
     fn pop_bytes(&mut self, n: usize) {
         assert!(n <= self.len(), "popping {n} of {} bytes", self.len());
         self.stack.truncate(self.stack.len() - n);
+        self.ended.truncate(self.stack.len());
+    }
+
+    /// One step of the DFA on `⊥`: threads of limited rules move up a level or die.
+    fn end_token(&mut self) -> bool {
+        let Some(next) = self.after_token_end() else {
+            return false;
+        };
+        *self
+            .stack
+            .last_mut()
+            .expect("the start state is never popped") = next;
+        *self.ended.last_mut().expect("one flag per state") = true;
+        true
+    }
+
+    fn can_end_token(&self) -> bool {
+        self.after_token_end().is_some()
     }
 
     fn len(&self) -> usize {
@@ -238,8 +326,10 @@ impl Recognizer for TokenDfaRecognizer {
         out.push(Key::bare(state));
     }
 
+    /// The distance of the state after the current token's end (the bound reads the
+    /// recogniser as if its last token ended here).
     fn completion_bound(&self, table: &CompletionTable) -> Option<u32> {
-        let d = table.distance(self.state());
+        let d = table.distance(self.after_token_end()?);
         (d != UNREACHABLE).then_some(d)
     }
 
@@ -326,6 +416,7 @@ impl Backend for TokenDfa {
         TokenDfaRecognizer {
             dfa: self.clone(),
             stack: vec![0],
+            ended: vec![true],
         }
     }
 
@@ -384,6 +475,19 @@ impl Backend for TokenDfa {
 
     fn fingerprint(&self, state: u32) -> Option<Fingerprint> {
         crate::fingerprint::fingerprint(&self.dfa, state)
+    }
+
+    /// Token limits were counted when the DFA was built; this checks the vocabulary is the
+    /// one they were counted in.
+    fn prepare_token_limits(&self, trie: &TokenTrie) -> Result<(), String> {
+        match self.limits_trie_len {
+            Some(len) if len != trie.len() => Err(format!(
+                "the token-DFA's token limits were counted in a vocabulary of {len} trie \
+                 positions, not this one of {}",
+                trie.len()
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Walks the trie from every state (the token automaton without its token lists).

@@ -13,8 +13,12 @@
 //! - `dist[s] == 0` iff `s` accepts; `dist[s] == u > 0` iff the shortest token path from `s`
 //!   to an accepting state has `u` tokens, so some accepted token leads to a state at
 //!   `u - 1` (the seam's descent contract); [`UNREACHABLE`] when no token path reaches one.
-//! - `far[s]` is the most `dist[q]` over the states `q` reachable from `s` by bytes
-//!   ([`UNREACHABLE`] counting as the most).
+//! - `far[s]` is the most `dist` after a token end at the states `q` reachable from `s` by
+//!   bytes ([`UNREACHABLE`] counting as the most; a state whose token end kills the input
+//!   counting as 0, since no token ends there).
+//! - Token ends (token limits): the token graph's edges lead to the state after each token's
+//!   end, so distances count limits in; a recogniser's bound reads the state after its
+//!   current token's end.
 
 use sieve_vocab::TokenTrie;
 
@@ -137,6 +141,12 @@ impl CompletionTable {
         self.far[state as usize]
     }
 
+    /// [`CompletionTable::distance`] of the state a token end leads `state` to, 0 when the
+    /// end kills the input (no token ends there, so none is bounded).
+    fn after_end(&self, dfa: &ByteDfa, state: u32) -> u32 {
+        after_end(dfa, &self.dist, state)
+    }
+
     /// Fills `caps` (see `Recognizer::completion_caps`) for a recogniser in `state`: a
     /// breadth-first search over bytes, level `d` holding the states `d` bytes away, given up
     /// for [`CompletionTable::far`] past [`CAPS_EFFORT`] states.
@@ -156,12 +166,13 @@ impl CompletionTable {
                     }
                 }
                 for &t in &next {
-                    cap = cap.max(self.dist[t as usize]);
+                    cap = cap.max(self.after_end(dfa, t));
                 }
                 seen.extend_from_slice(&next);
                 std::mem::swap(&mut level, &mut next);
                 if seen.len() > CAPS_EFFORT {
-                    cap = self.far[state as usize];
+                    // The empty string keeps `dist[state]` in every cap.
+                    cap = cap.max(self.far[state as usize]);
                     level.clear();
                 }
             }
@@ -174,7 +185,15 @@ impl CompletionTable {
 /// [`CompletionTable::far`].
 pub const CAPS_EFFORT: usize = 64;
 
-/// `far[s]`: the most `dist` over the states reachable from `s` by bytes. Tarjan's algorithm
+/// `dist` of the state a token end leads `state` to, 0 when the end kills the input.
+fn after_end(dfa: &ByteDfa, dist: &[u32], state: u32) -> u32 {
+    match dfa.token_end(state) {
+        DEAD => 0,
+        t => dist[t as usize],
+    }
+}
+
+/// `far[s]`: the most [`after_end`] over the states reachable from `s` by bytes. Tarjan's algorithm
 /// (explicit stack) finds the strongly connected components of the byte graph sinks first,
 /// so each component's value is its members' most and its successors' values, already final.
 fn far(dfa: &ByteDfa, dist: &[u32]) -> Vec<u32> {
@@ -229,7 +248,7 @@ fn far(dfa: &ByteDfa, dist: &[u32]) -> Vec<u32> {
             let from = stack.iter().rposition(|&m| m == s).expect("on the stack");
             let mut most = 0u32;
             for &m in &stack[from..] {
-                most = most.max(dist[m as usize]);
+                most = most.max(after_end(dfa, dist, m));
                 for &t in dfa.row(m) {
                     if t != DEAD && !on_stack[t as usize] {
                         most = most.max(far[t as usize]);

@@ -17,6 +17,14 @@
 //!    call is the caller's end). Then subset construction and minimisation
 //!    ([`crate::dfa`]).
 //!
+//! 3. **Token limits**: a rule with `max_tokens = k` (which references no rule, by the
+//!    normalised form) is built as the product of its automaton with the number of tokens
+//!    its occurrence has ended ([`limited_dfa`]), reading token ends (`⊥`, see [`crate::nfa`])
+//!    besides bytes; a token end moves a thread one level up when
+//!    [`sieve_backend::token_limits::keeps`] allows, and kills it otherwise. Every other
+//!    state stays where it is on a token end, so the whole DFA applies the rule the other
+//!    backends apply to their items.
+//!
 //! # Invariants
 //!
 //! - No automaton built on the way has more than [`Config::get_state_limit`] DFA states or
@@ -25,15 +33,22 @@
 //! - The result accepts exactly the root rule's language.
 //! - Nothing recurses on the grammar's depth (the walk keeps its own stack).
 
+use sieve_backend::token_limits::keeps;
 use sieve_fsm::{GrammarFsms, Label, RuleAutomaton};
 use sieve_ir::RuleId;
 
-use crate::dfa::{determinize, minimize, ByteDfa};
+use crate::dfa::{determinize, minimize, ByteDfa, DEAD};
+use crate::limits::RuleLimit;
 use crate::nfa::Nfa;
 use crate::{Config, TokenDfaError};
 
-/// The minimal byte DFA of `fsms`'s root rule with every reference inlined.
-pub(crate) fn whole_dfa(fsms: &GrammarFsms, config: &Config) -> Result<ByteDfa, TokenDfaError> {
+/// The minimal byte DFA of `fsms`'s root rule with every reference inlined; `limits[r]` is
+/// rule `r`'s token limit, to be counted.
+pub(crate) fn whole_dfa(
+    fsms: &GrammarFsms,
+    config: &Config,
+    limits: &[Option<RuleLimit>],
+) -> Result<ByteDfa, TokenDfaError> {
     let mut built: Vec<Option<ByteDfa>> = vec![None; fsms.rule_count()];
     let components = components(fsms);
     // A member of a recursive component needs a DFA of its own only when something outside
@@ -57,6 +72,10 @@ pub(crate) fn whole_dfa(fsms: &GrammarFsms, config: &Config) -> Result<ByteDfa, 
     }
     for component in components {
         if let [rule] = component[..] {
+            if let Some(limit) = &limits[rule.index()] {
+                built[rule.index()] = Some(limited_dfa(fsms, rule, limit, config)?);
+                continue;
+            }
             if !fsms.automaton(rule).references().contains(&rule) {
                 let dfa = rule_dfa(fsms, rule, &built, config)?;
                 built[rule.index()] = Some(dfa);
@@ -280,6 +299,68 @@ fn component_dfa(
         }
     }
     let dfa = determinize(&nfa, limit).ok_or_else(too_big)?;
+    Ok(minimize(&dfa))
+}
+
+/// The minimal DFA of `rule`, limited to `limit.k` tokens per occurrence, reading token
+/// ends: its automaton copied once per number of tokens the occurrence has ended (`0..k`), a
+/// token end taking state `s` at level `l` to `s` at level `l + 1` when `keeps(rest[s],
+/// k − l − 1)` and killing it otherwise, and a fresh entry (the start before any byte) that
+/// a token end kills: a token that ends before the occurrence's first byte is not one of its
+/// tokens (the caller, which stays, enters the rule again after it).
+fn limited_dfa(
+    fsms: &GrammarFsms,
+    rule: RuleId,
+    limit: &RuleLimit,
+    config: &Config,
+) -> Result<ByteDfa, TokenDfaError> {
+    let state_limit = config.get_state_limit();
+    let too_big = || TokenDfaError::StateLimit {
+        rule: fsms.name(rule).to_owned(),
+        limit: state_limit,
+    };
+    let unsupported = || TokenDfaError::Unsupported {
+        rule: fsms.name(rule).to_owned(),
+    };
+    let fsm = fsms.automaton(rule).fsm().ok_or_else(unsupported)?;
+    let n = fsm.state_count();
+    let k = limit.k as usize;
+    if n.saturating_mul(k).saturating_add(1) > state_limit.saturating_mul(4) {
+        return Err(too_big());
+    }
+    let at = |s: usize, level: usize| (1 + level * n + s) as u32;
+    let mut nfa = Nfa::new();
+    for _ in 0..n * k {
+        nfa.add_state();
+    }
+    let start = fsm.start();
+    nfa.accepting[0] = fsm.is_accepting(start);
+    nfa.token_end[0] = DEAD;
+    for edge in fsm.edges(start) {
+        let Label::Bytes { lo, hi } = edge.label else {
+            return Err(unsupported());
+        };
+        nfa.bytes[0].push((lo, hi, at(edge.target.index(), 0)));
+    }
+    for level in 0..k {
+        let allowance = i64::from(limit.k) - level as i64 - 1;
+        for s in fsm.states() {
+            let from = at(s.index(), level) as usize;
+            nfa.accepting[from] = fsm.is_accepting(s);
+            nfa.token_end[from] = if keeps(limit.rest[s.index()], allowance) {
+                at(s.index(), level + 1)
+            } else {
+                DEAD
+            };
+            for edge in fsm.edges(s) {
+                let Label::Bytes { lo, hi } = edge.label else {
+                    return Err(unsupported());
+                };
+                nfa.bytes[from].push((lo, hi, at(edge.target.index(), level)));
+            }
+        }
+    }
+    let dfa = determinize(&nfa, state_limit).ok_or_else(too_big)?;
     Ok(minimize(&dfa))
 }
 

@@ -15,7 +15,12 @@
 //!   pumping rule such as `B ::= "a" B`, viable for the seam as for the Earley backend);
 //! - no two states are bisimilar (minimal: equal accepted languages and equal sets of
 //!   viable continuations);
-//! - byte classes are the coarsest partition of the bytes that no state's transitions split.
+//! - byte classes are the coarsest partition of the bytes that no state's transitions split;
+//! - token ends (`⊥`, see [`crate::nfa`]) are one more symbol, kept apart from the byte
+//!   classes: [`ByteDfa::token_end`] is the state `⊥` leads to ([`DEAD`] when it kills the
+//!   input). A DFA in which `⊥` leaves every state where it is stores no column for it.
+//!   Liveness is judged on bytes alone (every state of a trimmed rule reaches acceptance by
+//!   bytes; `⊥` only removes threads), while minimisation tells states apart by `⊥` too.
 //!
 //! [`determinize`] never holds more than its limit of DFA states, nor state sets of more than
 //! [`SET_ELEMENTS_PER_STATE`] NFA states per allowed DFA state in all: its memory is bounded
@@ -23,7 +28,7 @@
 
 use foldhash::{HashMap, HashMapExt};
 
-use crate::nfa::Nfa;
+use crate::nfa::{Nfa, STAY};
 
 /// The target of a missing transition.
 pub(crate) const DEAD: u32 = u32::MAX;
@@ -40,9 +45,27 @@ pub(crate) struct ByteDfa {
     /// `table[s * classes + c]`: the target of state `s` on class `c`, or [`DEAD`].
     table: Vec<u32>,
     accepting: Vec<bool>,
+    /// Per state, the target of a token end; empty when every state stays where it is.
+    token_end: Vec<u32>,
 }
 
 impl ByteDfa {
+    /// Whether a token end moves (or kills) some state: the DFA honours token limits.
+    #[inline]
+    pub(crate) fn has_token_ends(&self) -> bool {
+        !self.token_end.is_empty()
+    }
+
+    /// The state a token end leads `state` to, or [`DEAD`] (`state` itself when the DFA has
+    /// no token ends).
+    #[inline]
+    pub(crate) fn token_end(&self, state: u32) -> u32 {
+        match self.token_end.get(state as usize) {
+            Some(&t) => t,
+            None => state,
+        }
+    }
+
     /// The number of states.
     pub(crate) fn state_count(&self) -> usize {
         self.accepting.len()
@@ -94,7 +117,7 @@ impl ByteDfa {
 
     /// Heap bytes used.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.table.len() * 4 + self.accepting.len()
+        self.table.len() * 4 + self.accepting.len() + self.token_end.len() * 4
     }
 }
 
@@ -237,10 +260,12 @@ impl SetStore {
 /// per allowed state in all. The result is deterministic but neither trimmed nor minimal.
 pub(crate) fn determinize(nfa: &Nfa, limit: usize) -> Option<ByteDfa> {
     let (class_of, classes) = nfa_classes(nfa);
+    let ends = nfa.has_token_ends();
     // A set is keyed by its closure restricted to states with byte edges or accepting: the
-    // others add nothing to what the set does next.
+    // others add nothing to what the set does next — unless token ends are read, after which
+    // a staying state's epsilon edges lead on again.
     let matters: Vec<bool> = (0..nfa.len())
-        .map(|s| nfa.accepting[s] || !nfa.bytes[s].is_empty())
+        .map(|s| ends || nfa.accepting[s] || !nfa.bytes[s].is_empty())
         .collect();
     let mut closure = Closure::new(nfa.len());
     let mut closed = Vec::new();
@@ -255,9 +280,31 @@ pub(crate) fn determinize(nfa: &Nfa, limit: usize) -> Option<ByteDfa> {
     sets.insert(&key)?;
 
     let mut table: Vec<u32> = Vec::new();
+    let mut token_end: Vec<u32> = Vec::new();
+    let mut seeds: Vec<u32> = Vec::new();
     let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); classes];
     let mut next = 0;
     while next < sets.len() {
+        if ends {
+            seeds.clear();
+            for &s in sets.get(next) {
+                match nfa.token_end[s as usize] {
+                    STAY => seeds.push(s),
+                    DEAD => {}
+                    t => seeds.push(t),
+                }
+            }
+            let target = if seeds.is_empty() {
+                DEAD
+            } else {
+                key_of(&seeds, &mut closure, &mut key);
+                match sets.find(&key) {
+                    Some(id) => id,
+                    None => sets.insert(&key)?,
+                }
+            };
+            token_end.push(target);
+        }
         for &s in sets.get(next) {
             for &(lo, hi, t) in &nfa.bytes[s as usize] {
                 let from = class_of[usize::from(lo)] as usize;
@@ -303,11 +350,13 @@ pub(crate) fn determinize(nfa: &Nfa, limit: usize) -> Option<ByteDfa> {
         classes,
         table,
         accepting,
+        token_end,
     })
 }
 
-/// Per state, whether some path from it runs forever: what is left after taking away, again
-/// and again, every state all of whose transitions lead to states already taken away.
+/// Per state, whether some path of bytes from it runs forever: what is left after taking
+/// away, again and again, every state all of whose byte transitions lead to states already
+/// taken away. `incoming` lists token ends as class `dfa.classes`; they are ignored.
 fn reaches_a_cycle(dfa: &ByteDfa, reverse_first: &[usize], incoming: &[(u32, u32)]) -> Vec<bool> {
     let n = dfa.state_count();
     let k = dfa.classes;
@@ -323,7 +372,11 @@ fn reaches_a_cycle(dfa: &ByteDfa, reverse_first: &[usize], incoming: &[(u32, u32
     let mut stack: Vec<usize> = (0..n).filter(|&s| out_degree[s] == 0).collect();
     while let Some(t) = stack.pop() {
         remaining[t] = false;
-        for &(_, s) in &incoming[reverse_first[t]..reverse_first[t + 1]] {
+        for &(c, s) in &incoming[reverse_first[t]..reverse_first[t + 1]] {
+            if c as usize == k {
+                // A token end: not counted in the out-degree.
+                continue;
+            }
             let s = s as usize;
             out_degree[s] -= 1;
             if out_degree[s] == 0 {
@@ -340,9 +393,9 @@ fn reaches_a_cycle(dfa: &ByteDfa, reverse_first: &[usize], incoming: &[(u32, u32
 pub(crate) fn minimize(dfa: &ByteDfa) -> ByteDfa {
     let n = dfa.state_count();
     let k = dfa.classes;
-    // Trim: the states that reach an accepting state.
+    // Incoming edges by target, token ends as class `k`.
     let mut reverse_first = vec![0usize; n + 1];
-    for &t in &dfa.table {
+    for &t in dfa.table.iter().chain(&dfa.token_end) {
         if t != DEAD {
             reverse_first[t as usize + 1] += 1;
         }
@@ -357,6 +410,12 @@ pub(crate) fn minimize(dfa: &ByteDfa) -> ByteDfa {
             let t = dfa.table[s * k + c];
             if t != DEAD {
                 incoming[fill[t as usize]] = (c as u32, s as u32);
+                fill[t as usize] += 1;
+            }
+        }
+        if let Some(&t) = dfa.token_end.get(s) {
+            if t != DEAD {
+                incoming[fill[t as usize]] = (k as u32, s as u32);
                 fill[t as usize] += 1;
             }
         }
@@ -387,6 +446,7 @@ pub(crate) fn minimize(dfa: &ByteDfa) -> ByteDfa {
             classes: 1,
             table: vec![DEAD],
             accepting: vec![false],
+            token_end: Vec::new(),
         };
     }
 
@@ -394,7 +454,7 @@ pub(crate) fn minimize(dfa: &ByteDfa) -> ByteDfa {
     let mut partition = Partition::new(&dfa.accepting, &live);
     let mut in_work = vec![true; partition.block_count()];
     let mut work: Vec<u32> = (0..partition.block_count() as u32).collect();
-    let mut by_class: Vec<Vec<u32>> = vec![Vec::new(); k];
+    let mut by_class: Vec<Vec<u32>> = vec![Vec::new(); k + 1];
     let mut used: Vec<usize> = Vec::new();
     let mut splits = Vec::new();
     while let Some(splitter) = work.pop() {
@@ -439,36 +499,53 @@ pub(crate) fn minimize(dfa: &ByteDfa) -> ByteDfa {
     let mut order: Vec<u32> = Vec::with_capacity(blocks);
     number[partition.block_of[0] as usize] = 0;
     order.push(partition.block_of[0]);
-    // Rows over the old classes, flattened.
+    // Rows over the old classes, flattened, then each state's token end.
     let mut rows: Vec<u32> = Vec::new();
+    let mut ends: Vec<u32> = Vec::new();
     let mut i = 0;
     while i < order.len() {
         let rep = partition.members(order[i])[0] as usize;
-        for c in 0..k {
-            let t = dfa.table[rep * k + c];
-            if t == DEAD || !live[t as usize] {
-                rows.push(DEAD);
-                continue;
+        let end = dfa.token_end.get(rep).copied();
+        let targets = (0..k).map(|c| dfa.table[rep * k + c]).chain(end);
+        for (c, t) in targets.enumerate() {
+            let numbered = if t == DEAD || !live[t as usize] {
+                DEAD
+            } else {
+                let block = partition.block_of[t as usize] as usize;
+                if number[block] == DEAD {
+                    number[block] = order.len() as u32;
+                    order.push(block as u32);
+                }
+                number[block]
+            };
+            if c < k {
+                rows.push(numbered);
+            } else {
+                ends.push(numbered);
             }
-            let block = partition.block_of[t as usize] as usize;
-            if number[block] == DEAD {
-                number[block] = order.len() as u32;
-                order.push(block as u32);
-            }
-            rows.push(number[block]);
         }
         i += 1;
+    }
+    // A token end that leaves every state where it is needs no column.
+    if ends.iter().enumerate().all(|(s, &t)| t == s as u32) {
+        ends.clear();
     }
     let accepting: Vec<bool> = order
         .iter()
         .map(|&b| dfa.accepting[partition.members(b)[0] as usize])
         .collect();
-    compress(&dfa.class_of, k, &rows, accepting)
+    compress(&dfa.class_of, k, &rows, accepting, ends)
 }
 
 /// A dense DFA from rows over `k` old classes (`class_of` maps bytes to them), with the old
-/// classes merged into the coarsest partition no row splits.
-fn compress(class_of: &[u8; 256], k: usize, rows: &[u32], accepting: Vec<bool>) -> ByteDfa {
+/// classes merged into the coarsest partition no row splits, and the states' token ends.
+fn compress(
+    class_of: &[u8; 256],
+    k: usize,
+    rows: &[u32],
+    accepting: Vec<bool>,
+    token_end: Vec<u32>,
+) -> ByteDfa {
     // Two old classes merge iff every row sends them to the same target: equal columns.
     let mut merged = vec![0u32; k];
     let mut columns: HashMap<Vec<u32>, u32> = HashMap::new();
@@ -500,6 +577,7 @@ fn compress(class_of: &[u8; 256], k: usize, rows: &[u32], accepting: Vec<bool>) 
         classes,
         table,
         accepting,
+        token_end,
     }
 }
 

@@ -29,6 +29,15 @@ pub enum TokenDfaError {
         /// The rule's name.
         rule: String,
     },
+    /// A rule's token limit (`max_tokens`) cannot be honoured with the vocabulary (see
+    /// [`sieve_backend::token_limits`]).
+    TokenLimit(sieve_backend::token_limits::TokenLimitError),
+    /// The grammar has token limits and no vocabulary was given to count tokens in
+    /// ([`crate::TokenDfa::with_token_limits`] takes one).
+    NeedsVocabulary {
+        /// A limited rule.
+        rule: String,
+    },
     /// The token-level automaton would take more than `limit` bytes.
     TokenAutomatonTooLarge {
         /// [`crate::Config::token_automaton_bytes`].
@@ -53,6 +62,11 @@ impl fmt::Display for TokenDfaError {
             TokenDfaError::Unsupported { rule } => write!(
                 f,
                 "the automaton of rule `{rule}` is of a kind the token-DFA backend does not support"
+            ),
+            TokenDfaError::TokenLimit(error) => write!(f, "{error}"),
+            TokenDfaError::NeedsVocabulary { rule } => write!(
+                f,
+                "rule `{rule}` has a token limit, which the token-DFA backend counts only when built with the vocabulary"
             ),
             TokenDfaError::TokenAutomatonTooLarge { limit, states_done } => write!(
                 f,

@@ -6,7 +6,8 @@
 //! # Invariants
 //!
 //! - The hash reads only the reachable sub-automaton in canonical form: each state's
-//!   accepting flag and its transitions as maximal byte runs with canonical targets. Since
+//!   accepting flag and its transitions as maximal byte runs with canonical targets, and
+//!   (in a DFA with token limits) where a token end leads, after its bytes. Since
 //!   every [`ByteDfa`] is minimal, equal languages give equal forms, and equal forms give
 //!   equal languages.
 //! - Two independently keyed 64-bit hashes plus the state and edge counts make a collision
@@ -57,6 +58,25 @@ pub(crate) fn fingerprint(dfa: &ByteDfa, state: u32) -> Option<Fingerprint> {
             edges += 1;
         }
         // An end-of-state marker, so run lists cannot run into each other.
+        if dfa.has_token_ends() {
+            // Where a token end leads (limits), numbered like the byte targets.
+            let t = dfa.token_end(s);
+            let canonical = if t == DEAD {
+                DEAD
+            } else {
+                let next = order.len() as u32;
+                let canonical = *number.entry(t).or_insert(next);
+                if canonical == next {
+                    if order.len() >= FINGERPRINT_STATES {
+                        return None;
+                    }
+                    order.push(t);
+                }
+                canonical
+            };
+            (u32::MAX - 1, canonical).hash(&mut first);
+            (u32::MAX - 1, canonical).hash(&mut second);
+        }
         u32::MAX.hash(&mut first);
         u32::MAX.hash(&mut second);
         i += 1;

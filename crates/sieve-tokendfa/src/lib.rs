@@ -66,6 +66,7 @@ mod config;
 mod dfa;
 mod error;
 mod fingerprint;
+mod limits;
 mod nfa;
 mod text;
 mod walk;

@@ -14,6 +14,10 @@
 //! when the chain does not loop) at once and walks only the region's exits, each from the
 //! DFA state of the decoder state before its breaking byte.
 //!
+//! Token ends: a token is reported with the state its end leads to ([`ByteDfa::token_end`]),
+//! and not at all when its end kills the input (a limited rule out of tokens). Bulk paths are
+//! taken only from states a token end leaves where they are.
+//!
 //! # Invariants
 //!
 //! [`walk`] reports every text token the DFA accepts from the state exactly once — by node,
@@ -175,9 +179,12 @@ pub(crate) fn loop_class(dfa: &ByteDfa, state: u32) -> ([u64; 4], usize) {
     (class, count)
 }
 
-/// The class region of the bytes on which `state` loops, when there are enough of them and
-/// the trie still has room for the region.
+/// The class region of the bytes on which `state` loops, when there are enough of them, a
+/// token end leaves `state` where it is, and the trie still has room for the region.
 fn loop_region(dfa: &ByteDfa, trie: &TokenTrie, state: u32) -> Option<Arc<ClassRegion>> {
+    if dfa.token_end(state) != state {
+        return None;
+    }
     let (class, count) = loop_class(dfa, state);
     if count < WILDCARD_MIN {
         return None;
@@ -186,7 +193,8 @@ fn loop_region(dfa: &ByteDfa, trie: &TokenTrie, state: u32) -> Option<Arc<ClassR
 }
 
 /// Walks the nodes `first..end` (a run of whole sibling subtrees, `first` of the least
-/// depth), the parent of `first` being in `state`.
+/// depth), the parent of `first` being in `state`; a token is visited with the state after
+/// its end.
 fn subtree(
     dfa: &ByteDfa,
     trie: &TokenTrie,
@@ -216,7 +224,10 @@ fn subtree(
         }
         stack.push(next);
         if node.has_token() {
-            visit.node(trie, n, next);
+            let ended = dfa.token_end(next);
+            if ended != DEAD {
+                visit.node(trie, n, ended);
+            }
         }
         n += 1;
     }

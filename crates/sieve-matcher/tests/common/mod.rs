@@ -5,13 +5,29 @@
 use std::sync::Arc;
 
 use sieve_ir::Grammar;
-use sieve_matcher::{CompiledGrammar, Matcher, Options, Tokenizer};
+use sieve_matcher::{BackendKind, CompiledGrammar, Matcher, Options, Tokenizer};
 use sieve_vocab::Vocabulary;
 
 /// `grammar` compiled against `vocab` (a tokenizer of its own) with default options.
 pub fn compile(grammar: &Grammar, vocab: Arc<Vocabulary>) -> Arc<CompiledGrammar> {
     let tokenizer = Arc::new(Tokenizer::new(vocab));
     Arc::new(CompiledGrammar::new(grammar, tokenizer, &Options::default()).expect("compiles"))
+}
+
+/// `grammar` compiled against `vocab` (a tokenizer of its own) on `backend`.
+pub fn compile_on(
+    grammar: &Grammar,
+    vocab: Arc<Vocabulary>,
+    backend: BackendKind,
+) -> Arc<CompiledGrammar> {
+    let tokenizer = Arc::new(Tokenizer::new(vocab));
+    let options = Options {
+        backend: backend.into(),
+        ..Options::default()
+    };
+    let compiled = CompiledGrammar::new(grammar, tokenizer, &options)
+        .unwrap_or_else(|e| panic!("{backend}: {e}"));
+    Arc::new(compiled)
 }
 
 /// `grammar` compiled against `tokenizer`, sharing classifications through its store when
