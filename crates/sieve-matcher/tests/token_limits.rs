@@ -604,6 +604,30 @@ fn tight_classifications_are_shared_across_grammars() {
     assert!(walk(&alone) == first_masks && first_masks == second_masks);
 }
 
+/// A tail-recursive component (`root` and the group normalisation lifts from it) whose first
+/// member calls a rule kept apart (here the limited `r2`): the token DFA once laid the
+/// second member's states over that callee's copy, accepting `aa` as complete. Found by the
+/// proptest below; both backends now refuse EOS after `aa` and allow it after `aaa`.
+#[test]
+fn a_recursive_component_calling_a_limited_rule_masks_alike() {
+    let grammar = gbnf("root ::= \"a\" (r2 | \"a\") (root | \"a\")\nr2[max_tokens=2] ::= \"a\"");
+    let (a, aa, eos) = (0u32, 6u32, 10u32);
+    let masks = |backend| {
+        let compiled = compile_abc(&grammar, backend).expect("regular");
+        let mut matcher = Matcher::new(compiled);
+        let mut masks = Vec::new();
+        for token in [aa, a, aa, a] {
+            masks.push(mask_of(&mut matcher));
+            matcher.accept_token(token).expect("allowed");
+        }
+        masks
+    };
+    let earley = masks(BackendKind::Earley);
+    assert_eq!(earley, masks(BackendKind::TokenDfa));
+    let has = |mask: &[u32], t: u32| mask[t as usize / 32] & (1 << (t % 32)) != 0;
+    assert!(!has(&earley[1], eos) && has(&earley[2], eos));
+}
+
 /// Tokens over the random grammars' bytes, some crossing rule boundaries, and `</s>` (EOS).
 fn abc_tokenizer() -> Arc<Tokenizer> {
     let list: String = ["a", "b", "c", "ab", "ca", "bc", "aa", "abc", "cab", "bca"]

@@ -27,7 +27,7 @@ use sieve_vocab::{ClassRegion, TextRegion, TokenTrie, Utf8State};
 
 use crate::dfa::ByteDfa;
 use crate::text::TextShape;
-use crate::walk::{walk, walk_text, Visit};
+use crate::walk::{walk, walk_text, Bulk, Visit};
 use crate::TokenDfaError;
 
 /// The tokens that lead from a state back to itself without being listed as edges.
@@ -217,7 +217,14 @@ impl TokenAutomaton {
             let found = match text {
                 Some(found) => Some(found),
                 None => {
-                    let region = walk(dfa, trie, s as u32, &mut stack, &mut Edges(&mut edges));
+                    let region = walk(
+                        dfa,
+                        trie,
+                        s as u32,
+                        Bulk::InPlace,
+                        &mut stack,
+                        &mut Edges(&mut edges),
+                    );
                     region.map(|region| {
                         if !distinct.iter().any(|r| Arc::ptr_eq(r, &region)) {
                             region_bytes += region.inside.len() * 4;

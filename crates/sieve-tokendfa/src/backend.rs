@@ -22,7 +22,7 @@ use crate::chain::ClassChain;
 use crate::completion::{CompletionTable, UNREACHABLE};
 use crate::dfa::{ByteDfa, DEAD};
 use crate::text::TextShape;
-use crate::walk::{chain_bulk, loop_class, walk, walk_chain, walk_text, Visit, WILDCARD_MIN};
+use crate::walk::{chain_bulk, loop_class, walk, walk_chain, walk_text, Bulk, Visit, WILDCARD_MIN};
 use crate::{Config, TokenDfaError};
 
 /// The compiled whole-constraint DFA (see the crate docs): the tables shared by every
@@ -120,15 +120,21 @@ impl TokenDfa {
                 (!bytes_loop)
                     .then(|| TextShape::detect(&self.dfa, state))
                     .flatten()
-                    .filter(|shape| shape.rows.iter().flatten().all(|&r| self.ends_stay(r)))
+                    .filter(|shape| shape.rows.iter().flatten().all(|&r| self.ends_alive(r)))
                     .map(Box::new)
             })
             .as_deref()
     }
 
-    /// Whether a token end leaves `state` (a DFA state, or a shape's marker for no state)
-    /// where it is: the walks take a shape's tokens in bulk only if so for all its rows.
-    fn ends_stay(&self, state: u32) -> bool {
+    /// Whether a token end keeps `state` (a DFA state, or a shape's marker for no state)
+    /// alive: a classification takes a shape's tokens in bulk only if so for all its rows.
+    fn ends_alive(&self, state: u32) -> bool {
+        state as usize >= self.dfa.state_count() || self.dfa.token_end(state) != DEAD
+    }
+
+    /// Whether a token end leaves `state` (as above) where it is: the token automaton takes
+    /// a shape's tokens as a loop only if so for all its rows.
+    fn ends_in_place(&self, state: u32) -> bool {
         state as usize >= self.dfa.state_count() || self.dfa.token_end(state) == state
     }
 
@@ -137,7 +143,7 @@ impl TokenDfa {
         self.chains[state as usize]
             .get_or_init(|| {
                 ClassChain::detect(&self.dfa, state)
-                    .filter(|chain| chain.rows.iter().all(|&r| self.ends_stay(r)))
+                    .filter(|chain| chain.rows.iter().all(|&r| self.ends_alive(r)))
                     .map(Box::new)
             })
             .as_deref()
@@ -217,7 +223,10 @@ impl TokenDfa {
     pub fn token_automaton(&self, trie: &TokenTrie) -> Result<TokenAutomaton, TokenDfaError> {
         TokenAutomaton::build(
             &self.dfa,
-            |state| self.text_shape(state),
+            |state| {
+                self.text_shape(state)
+                    .filter(|shape| shape.rows.iter().flatten().all(|&r| self.ends_in_place(r)))
+            },
             trie,
             self.config.get_token_automaton_bytes(),
         )
@@ -358,8 +367,9 @@ impl Recognizer for TokenDfaRecognizer {
         };
         let state = self.state();
         let mut stack = Vec::new();
-        if let Some(region) = walk(&self.dfa.dfa, trie, state, &mut stack, &mut decide) {
-            let into = if table.distance(state) <= limit {
+        let dfa = &self.dfa.dfa;
+        if let Some(region) = walk(dfa, trie, state, Bulk::Alive, &mut stack, &mut decide) {
+            let into = if table.distance(dfa.token_end(state)) <= limit {
                 fits
             } else {
                 exceeds
@@ -457,7 +467,8 @@ impl Backend for TokenDfa {
                 uncertain: Vec::new(),
             };
         }
-        if let Some(region) = walk(&self.dfa, trie, key.state, &mut stack, &mut Bits(&mut bits)) {
+        let bits_of = &mut Bits(&mut bits);
+        if let Some(region) = walk(&self.dfa, trie, key.state, Bulk::Alive, &mut stack, bits_of) {
             for (b, r) in bits.iter_mut().zip(&region.inside) {
                 *b |= r;
             }

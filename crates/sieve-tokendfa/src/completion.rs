@@ -24,7 +24,7 @@ use sieve_vocab::TokenTrie;
 
 use crate::automaton::TokenAutomaton;
 use crate::dfa::{ByteDfa, DEAD};
-use crate::walk::{walk, Visit};
+use crate::walk::{walk, Bulk, Visit};
 
 /// The distance of a state from which no token path reaches an accepting state.
 pub const UNREACHABLE: u32 = u32::MAX;
@@ -65,6 +65,7 @@ impl CompletionTable {
                 dfa,
                 trie,
                 s,
+                Bulk::InPlace,
                 &mut stack,
                 &mut Successors {
                     seen: &mut seen,

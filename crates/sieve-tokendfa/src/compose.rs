@@ -248,12 +248,15 @@ fn component_dfa(
             .fsm()
             .expect("check_tail_only admits only regular members")
     };
-    // Each member's states at a base offset, in `members` order.
+    // Each member's states at a base offset, in `members` order (the callees' copies come
+    // after all of them); `total` counts the copies too, for the limit.
     let mut base = Vec::with_capacity(members.len());
+    let mut own = 0usize;
     let mut total = 0usize;
     for &m in &members {
-        base.push(total as u32);
+        base.push(own as u32);
         let fsm = fsm_of(m);
+        own += fsm.state_count();
         total += fsm.state_count();
         for s in fsm.states() {
             for e in fsm.edges(s) {
@@ -270,7 +273,6 @@ fn component_dfa(
     }
     let start_of = |r: RuleId| base[members.iter().position(|&m| m == r).expect("a member")];
     let mut nfa = Nfa::new();
-    let own: usize = members.iter().map(|&m| fsm_of(m).state_count()).sum();
     for _ in 1..own {
         nfa.add_state();
     }

@@ -15,8 +15,9 @@
 //! DFA state of the decoder state before its breaking byte.
 //!
 //! Token ends: a token is reported with the state its end leads to ([`ByteDfa::token_end`]),
-//! and not at all when its end kills the input (a limited rule out of tokens). Bulk paths are
-//! taken only from states a token end leaves where they are.
+//! and not at all when its end kills the input (a limited rule out of tokens). A loop region
+//! is taken per [`Bulk`]: its tokens all end in the looping state, so they are all accepted
+//! iff that state's token end keeps it alive, and all lead to that token end.
 //!
 //! # Invariants
 //!
@@ -42,17 +43,30 @@ pub(crate) trait Visit {
     fn node(&mut self, trie: &TokenTrie, node: usize, state: u32);
 }
 
-/// Walks `trie` from `state`; returns the region whose inside tokens all lead back to
-/// `state`, when the wildcard path was taken (those tokens are not visited one by one).
+/// From which states [`walk`] takes a loop region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Bulk {
+    /// Only where a token end leaves the state in place: the region's tokens lead back to it
+    /// (what token-level transitions need).
+    InPlace,
+    /// Wherever the state's token end keeps it alive: the region's tokens lead to that token
+    /// end (enough for masks, and for a distance read there).
+    Alive,
+}
+
+/// Walks `trie` from `state`; returns the region whose inside tokens all lead to `state`'s
+/// token end (`state` itself under [`Bulk::InPlace`]), when the wildcard path was taken
+/// (those tokens are not visited one by one).
 pub(crate) fn walk(
     dfa: &ByteDfa,
     trie: &TokenTrie,
     state: u32,
+    bulk: Bulk,
     stack: &mut Vec<u32>,
     visit: &mut impl Visit,
 ) -> Option<Arc<ClassRegion>> {
     let nodes = trie.nodes();
-    if let Some(region) = loop_region(dfa, trie, state) {
+    if let Some(region) = loop_region(dfa, trie, state, bulk) {
         for &exit in &region.exits {
             let exit = exit as usize;
             subtree(
@@ -179,10 +193,20 @@ pub(crate) fn loop_class(dfa: &ByteDfa, state: u32) -> ([u64; 4], usize) {
     (class, count)
 }
 
-/// The class region of the bytes on which `state` loops, when there are enough of them, a
-/// token end leaves `state` where it is, and the trie still has room for the region.
-fn loop_region(dfa: &ByteDfa, trie: &TokenTrie, state: u32) -> Option<Arc<ClassRegion>> {
-    if dfa.token_end(state) != state {
+/// The class region of the bytes on which `state` loops, when there are enough of them,
+/// `bulk` allows `state`'s token end, and the trie still has room for the region.
+fn loop_region(
+    dfa: &ByteDfa,
+    trie: &TokenTrie,
+    state: u32,
+    bulk: Bulk,
+) -> Option<Arc<ClassRegion>> {
+    let ended = dfa.token_end(state);
+    let allowed = match bulk {
+        Bulk::InPlace => ended == state,
+        Bulk::Alive => ended != DEAD,
+    };
+    if !allowed {
         return None;
     }
     let (class, count) = loop_class(dfa, state);
