@@ -45,38 +45,21 @@ pub(crate) fn fingerprint(dfa: &ByteDfa, state: u32) -> Option<Fingerprint> {
         accepting.hash(&mut second);
         for (lo, hi, t) in dfa.runs(s) {
             debug_assert_ne!(t, DEAD);
-            let next = order.len() as u32;
-            let canonical = *number.entry(t).or_insert(next);
-            if canonical == next {
-                if order.len() >= FINGERPRINT_STATES {
-                    return None;
-                }
-                order.push(t);
-            }
+            let canonical = canonical_number(t, &mut number, &mut order)?;
             (lo, hi, canonical).hash(&mut first);
             (lo, hi, canonical).hash(&mut second);
             edges += 1;
         }
-        // An end-of-state marker, so run lists cannot run into each other.
         if dfa.has_token_ends() {
             // Where a token end leads (limits), numbered like the byte targets.
-            let t = dfa.token_end(s);
-            let canonical = if t == DEAD {
-                DEAD
-            } else {
-                let next = order.len() as u32;
-                let canonical = *number.entry(t).or_insert(next);
-                if canonical == next {
-                    if order.len() >= FINGERPRINT_STATES {
-                        return None;
-                    }
-                    order.push(t);
-                }
-                canonical
+            let canonical = match dfa.token_end(s) {
+                DEAD => DEAD,
+                t => canonical_number(t, &mut number, &mut order)?,
             };
             (u32::MAX - 1, canonical).hash(&mut first);
             (u32::MAX - 1, canonical).hash(&mut second);
         }
+        // An end-of-state marker, so run lists cannot run into each other.
         u32::MAX.hash(&mut first);
         u32::MAX.hash(&mut second);
         i += 1;
@@ -89,4 +72,22 @@ pub(crate) fn fingerprint(dfa: &ByteDfa, state: u32) -> Option<Fingerprint> {
         edges,
         0,
     ]))
+}
+
+/// The canonical number of `state`: its place in `order`, appended on first sight; `None`
+/// when that would pass [`FINGERPRINT_STATES`].
+fn canonical_number(
+    state: u32,
+    number: &mut std::collections::HashMap<u32, u32>,
+    order: &mut Vec<u32>,
+) -> Option<u32> {
+    let next = order.len() as u32;
+    let canonical = *number.entry(state).or_insert(next);
+    if canonical == next {
+        if order.len() >= FINGERPRINT_STATES {
+            return None;
+        }
+        order.push(state);
+    }
+    Some(canonical)
 }
