@@ -142,12 +142,6 @@ impl CompletionTable {
         self.far[state as usize]
     }
 
-    /// [`CompletionTable::distance`] of the state a token end leads `state` to, 0 when the
-    /// end kills the input (no token ends there, so none is bounded).
-    fn after_end(&self, dfa: &ByteDfa, state: u32) -> u32 {
-        after_end(dfa, &self.dist, state)
-    }
-
     /// Fills `caps` (see `Recognizer::completion_caps`) for a recogniser in `state`: a
     /// breadth-first search over bytes, level `d` holding the states `d` bytes away, given up
     /// for [`CompletionTable::far`] past [`CAPS_EFFORT`] states.
@@ -167,7 +161,7 @@ impl CompletionTable {
                     }
                 }
                 for &t in &next {
-                    cap = cap.max(self.after_end(dfa, t));
+                    cap = cap.max(after_end(dfa, &self.dist, t));
                 }
                 seen.extend_from_slice(&next);
                 std::mem::swap(&mut level, &mut next);
@@ -186,7 +180,8 @@ impl CompletionTable {
 /// [`CompletionTable::far`].
 pub const CAPS_EFFORT: usize = 64;
 
-/// `dist` of the state a token end leads `state` to, 0 when the end kills the input.
+/// `dist` of the state a token end leads `state` to, 0 when the end kills the input (no
+/// token ends there, so none is bounded).
 fn after_end(dfa: &ByteDfa, dist: &[u32], state: u32) -> u32 {
     match dfa.token_end(state) {
         DEAD => 0,
