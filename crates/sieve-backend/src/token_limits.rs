@@ -27,7 +27,8 @@
 
 use std::collections::HashMap;
 
-use sieve_ir::ByteClass;
+use sieve_fsm::{Fsm, GrammarFsms, Label, StateId};
+use sieve_ir::{ByteClass, RuleId};
 use sieve_vocab::TokenTrie;
 
 /// The most token steps a limited rule may need to close from any of its states.
@@ -118,6 +119,74 @@ pub fn check_limit(
         )));
     }
     Ok(m)
+}
+
+/// A rule's token limit `k` with `rest` of each state of its automaton for one vocabulary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuleLimit {
+    /// The most tokens an occurrence may touch.
+    pub k: u32,
+    /// Per state of the rule's automaton, [`token_rest`].
+    pub rest: Vec<u32>,
+}
+
+/// Per rule of `fsms`, its limit with `rest` counted in `trie`; `None` for a rule without one.
+///
+/// # Errors
+/// A [`TokenLimitError`] naming the rule when a limit cannot be honoured with this
+/// vocabulary ([`check_limit`]) or the limited rule is not a plain byte automaton.
+pub fn rule_limits(
+    fsms: &GrammarFsms,
+    trie: &TokenTrie,
+) -> Result<Vec<Option<RuleLimit>>, TokenLimitError> {
+    fsms.rule_ids()
+        .map(|rule| {
+            let Some(k) = fsms.token_limit(rule) else {
+                return Ok(None);
+            };
+            let fsm = fsms.automaton(rule).fsm().ok_or_else(|| TokenLimitError {
+                rule: fsms.name(rule).to_owned(),
+                message: "a limited rule must be one automaton over bytes".to_owned(),
+            })?;
+            let bytes = FsmBytes(fsm);
+            let rest = token_rest(&bytes, trie);
+            check_limit(fsms.name(rule), k, &rest, |s| bytes.is_accepting(s))?;
+            Ok(Some(RuleLimit { k, rest }))
+        })
+        .collect()
+}
+
+/// The first rule of `fsms` with a token limit.
+pub fn first_limited(fsms: &GrammarFsms) -> Option<RuleId> {
+    fsms.rule_ids()
+        .find(|&rule| fsms.token_limit(rule).is_some())
+}
+
+/// A rule automaton as [`RuleBytes`] reads it: its byte edges (a limited rule has no others).
+struct FsmBytes<'a>(&'a Fsm);
+
+impl FsmBytes<'_> {
+    fn id(s: u32) -> StateId {
+        StateId::new(s as usize).expect("a state of the automaton")
+    }
+}
+
+impl RuleBytes for FsmBytes<'_> {
+    fn state_count(&self) -> usize {
+        self.0.state_count()
+    }
+
+    fn is_accepting(&self, s: u32) -> bool {
+        self.0.is_accepting(FsmBytes::id(s))
+    }
+
+    fn for_each_edge(&self, s: u32, edge: &mut dyn FnMut(u8, u8, u32)) {
+        for e in self.0.edges(FsmBytes::id(s)) {
+            if let Label::Bytes { lo, hi } = e.label {
+                edge(lo, hi, e.target.index() as u32);
+            }
+        }
+    }
 }
 
 /// `rest` of every state of `rule` (see the module docs): a multi-source shortest path to the

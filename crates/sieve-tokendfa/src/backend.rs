@@ -12,6 +12,7 @@
 
 use std::sync::{Arc, OnceLock};
 
+use sieve_backend::token_limits::RuleLimit;
 use sieve_backend::{Backend, Classification, Fingerprint, Key, LimitError, Recognizer, TokenSet};
 use sieve_fsm::GrammarFsms;
 use sieve_ir::ByteClass;
@@ -52,7 +53,7 @@ impl TokenDfa {
     /// rule automaton this backend does not know; [`TokenDfaError::NeedsVocabulary`] when a
     /// rule has a token limit (build with [`TokenDfa::with_token_limits`]).
     pub fn new(fsms: &GrammarFsms, config: Config) -> Result<TokenDfa, TokenDfaError> {
-        if let Some(rule) = crate::limits::first_limited(fsms) {
+        if let Some(rule) = sieve_backend::token_limits::first_limited(fsms) {
             return Err(TokenDfaError::NeedsVocabulary {
                 rule: fsms.name(rule).to_owned(),
             });
@@ -74,7 +75,8 @@ impl TokenDfa {
         config: Config,
         trie: &TokenTrie,
     ) -> Result<TokenDfa, TokenDfaError> {
-        let limits = crate::limits::rule_limits(fsms, trie)?;
+        let limits = sieve_backend::token_limits::rule_limits(fsms, trie)
+            .map_err(TokenDfaError::TokenLimit)?;
         let trie_len = limits.iter().any(Option::is_some).then_some(trie.len());
         TokenDfa::build(fsms, config, &limits, trie_len)
     }
@@ -82,7 +84,7 @@ impl TokenDfa {
     fn build(
         fsms: &GrammarFsms,
         config: Config,
-        limits: &[Option<crate::limits::RuleLimit>],
+        limits: &[Option<RuleLimit>],
         limits_trie_len: Option<usize>,
     ) -> Result<TokenDfa, TokenDfaError> {
         let dfa = crate::compose::whole_dfa(fsms, &config, limits)?;

@@ -33,12 +33,11 @@
 //! - The result accepts exactly the root rule's language.
 //! - Nothing recurses on the grammar's depth (the walk keeps its own stack).
 
-use sieve_backend::token_limits::keeps;
+use sieve_backend::token_limits::{keeps, RuleLimit};
 use sieve_fsm::{GrammarFsms, Label, RuleAutomaton};
 use sieve_ir::RuleId;
 
 use crate::dfa::{determinize, minimize, ByteDfa, DEAD};
-use crate::limits::RuleLimit;
 use crate::nfa::Nfa;
 use crate::{Config, TokenDfaError};
 

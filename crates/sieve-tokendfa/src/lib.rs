@@ -66,7 +66,6 @@ mod config;
 mod dfa;
 mod error;
 mod fingerprint;
-mod limits;
 mod nfa;
 mod text;
 mod walk;
