@@ -40,6 +40,14 @@ impl Recognizer for LrParser {
         LrParser::allowed_bytes(self)
     }
 
+    fn end_token(&mut self) -> bool {
+        LrParser::end_token(self)
+    }
+
+    fn can_end_token(&self) -> bool {
+        LrParser::can_end_token(self)
+    }
+
     /// The one state on top of the stack.
     fn states(&self, out: &mut Vec<u32>) {
         out.push(self.top_state());
@@ -98,6 +106,19 @@ impl Backend for LrGrammar {
 
     fn completion_table(&self, trie: &TokenTrie) -> LrCompletion {
         self.completion(trie)
+    }
+
+    /// Token limits were counted when the tables were built; this checks the vocabulary is
+    /// the one they were counted in.
+    fn prepare_token_limits(&self, trie: &TokenTrie) -> Result<(), String> {
+        match self.limits_trie_len {
+            Some(len) if len != trie.len() => Err(format!(
+                "the LR tables' token limits were counted in a vocabulary of {len} trie \
+                 positions, not this one of {}",
+                trie.len()
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn classify(&self, key: Key, trie: &TokenTrie) -> Classification {

@@ -24,6 +24,15 @@
 //! reductions (as in LALR(1)); the parser checks a byte's shift before committing it, so
 //! recognition stays exact.
 //!
+//! # Token ends
+//!
+//! A grammar with token limits has one more symbol, `⊥` (a token end, see [`crate::rules`]),
+//! which only ever moves the top frame's kernel items: it is never a look-ahead and selects no
+//! reduction. `⊥` from a state takes each kernel item to its automaton state's `token_end`,
+//! drops the items it kills and leaves the others in place; the closure follows from the new
+//! kernel. A state whose kernel items all stay put has no `⊥` transition (it is left as is);
+//! one whose kernel items all die rejects the token end.
+//!
 //! # Invariants
 //!
 //! - Every state's kernel is sorted by `(state, look-ahead)`; transitions record, for each
@@ -39,8 +48,8 @@ use foldhash::{HashMap, HashMapExt};
 
 use crate::error::{Conflict, ConflictAction, ConflictItem, LrError};
 use crate::lookahead::{La, EOF};
-use crate::rules::Rules;
-use crate::tables::{Tables, ACCEPT, REDUCE, SHIFT, TERMINALS};
+use crate::rules::{Rules, DEAD, STAY};
+use crate::tables::{Tables, TokenEnd, ACCEPT, REDUCE, SHIFT, TERMINALS};
 use crate::Config;
 
 /// Bytes of a sample prefix in a conflict report.
@@ -57,6 +66,8 @@ type Moved = Vec<(u32, La, u16)>;
 enum Sym {
     Byte(u8),
     Rule(u32),
+    /// A token end.
+    TokenEnd,
 }
 
 /// A transition out of a processed state.
@@ -74,8 +85,21 @@ struct Out {
     bytes: Vec<(u8, u8, Edge)>,
     /// `(rule, edge)`.
     gotos: Vec<(u32, Edge)>,
+    /// What a token end does.
+    token_end: OutEnd,
     /// The state's items (kernel, then closure) when it was processed.
     items: Vec<(u32, La)>,
+}
+
+/// What a token end does to a processed state.
+#[derive(Clone, Debug, Default)]
+enum OutEnd {
+    /// Leaves it as it is.
+    #[default]
+    Stay,
+    /// Kills every item.
+    Dead,
+    Edge(Edge),
 }
 
 struct Builder<'a> {
@@ -330,15 +354,44 @@ impl Builder<'_> {
             let target = self.find_or_create(kernel, Some((s, Sym::Rule(callee))))?;
             out.gotos.push((callee, Edge { target, sources }));
         }
+        if rules.has_token_limits {
+            out.token_end = self.token_end(s)?;
+        }
         out.items = items;
         self.out[s as usize] = Some(out);
         Ok(())
+    }
+
+    /// The token end of state `s` (see the module docs): only kernel items move.
+    fn token_end(&mut self, s: u32) -> Result<OutEnd, LrError> {
+        let rules = self.rules;
+        let kernel = &self.kernels[s as usize];
+        let ends = |state: u32| rules.states[state as usize].token_end;
+        if kernel.iter().all(|&(state, _)| ends(state) == STAY) {
+            return Ok(OutEnd::Stay);
+        }
+        let moved: Moved = kernel
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &(state, la))| match ends(state) {
+                STAY => Some((state, la, i as u16)),
+                DEAD => None,
+                target => Some((target, la, i as u16)),
+            })
+            .collect();
+        if moved.is_empty() {
+            return Ok(OutEnd::Dead);
+        }
+        let (kernel, sources) = self.kernel_of(s, Sym::TokenEnd, moved)?;
+        let target = self.find_or_create(kernel, Some((s, Sym::TokenEnd)))?;
+        Ok(OutEnd::Edge(Edge { target, sources }))
     }
 
     fn push_sym(&self, sym: Sym, out: &mut Vec<u8>) {
         match sym {
             Sym::Byte(b) => out.push(b),
             Sym::Rule(r) => self.rules.sample_sentence(r, out, PREFIX_CAP),
+            Sym::TokenEnd => {}
         }
     }
 
@@ -373,11 +426,16 @@ impl Builder<'_> {
             let out = self.out[s]
                 .as_ref()
                 .expect("every queued state is processed");
+            let token_end = match &out.token_end {
+                OutEnd::Edge(edge) => Some(edge),
+                OutEnd::Stay | OutEnd::Dead => None,
+            };
             let targets = out
                 .bytes
                 .iter()
                 .map(|b| &b.2)
-                .chain(out.gotos.iter().map(|g| &g.1));
+                .chain(out.gotos.iter().map(|g| &g.1))
+                .chain(token_end);
             for edge in targets {
                 let t = edge.target as usize;
                 if number[t] == u32::MAX {
@@ -445,6 +503,13 @@ impl Builder<'_> {
                 .iter()
                 .map(|&(s, _)| (s, self.rules.states[s as usize].rule))
                 .collect();
+            let token_end = match &out.token_end {
+                OutEnd::Stay => TokenEnd::Stay,
+                OutEnd::Dead => TokenEnd::Dead,
+                OutEnd::Edge(edge) => {
+                    TokenEnd::Trans(tables.add_trans(number[edge.target as usize], &edge.sources))
+                }
+            };
             tables.add_state(
                 kernel.len() as u16,
                 &item_states,
@@ -452,6 +517,9 @@ impl Builder<'_> {
                 &gotos,
                 scannable_bytes,
             );
+            if self.rules.has_token_limits {
+                tables.set_token_end(token_end);
+            }
         }
         tables.mark_scannable();
         Ok(tables)

@@ -16,6 +16,11 @@
 //! and goes on into its subtree, a rejected node rejects its subtree, and a node whose
 //! reductions need an unknown frame (or run out of fuel) leaves its subtree uncertain.
 //!
+//! With token limits a token is accepted only if its end is too: the configuration after its
+//! last byte must survive a token end (its top state's `⊥` is not dead, see
+//! [`crate::machine::end_token`]). Region shortcuts accept a region's tokens only when every
+//! configuration they can end at survives, and are not taken when some do and some do not.
+//!
 //! # Invariant
 //!
 //! A step that reads only known frames is the step the parser takes from any stack whose
@@ -29,7 +34,7 @@ use sieve_backend::{push_range, Classification, Key, TokenSet};
 use sieve_vocab::{ClassRegion, TextRegion, TokenTrie, Utf8State};
 
 use crate::machine::{step, Frame, Stack, Step, UNKNOWN};
-use crate::tables::{Tables, PAYLOAD, SHIFT};
+use crate::tables::{Tables, TokenEnd, PAYLOAD, SHIFT};
 
 /// How many kernel items' origins a context word packs (four bits each).
 pub(crate) const PACKED: usize = 8;
@@ -172,6 +177,12 @@ impl<'t> Configs<'t> {
         Some(id)
     }
 
+    /// Whether a token ending at `config` survives its end.
+    fn end_alive(&self, config: u32) -> bool {
+        let top = self.stacks[config as usize].top().state;
+        self.tables.token_end(top) != TokenEnd::Dead
+    }
+
     /// The row entry of `config` on `byte`.
     fn next(&mut self, config: u32, byte: u8) -> u32 {
         let slot = config as usize * 256 + usize::from(byte);
@@ -228,9 +239,11 @@ pub(crate) fn classify(tables: &Tables, key: Key, trie: &TokenTrie, fuel: usize)
     // characters): every token spelling such text is accepted at once, and only the
     // subtrees where a token breaks it are walked, from the configuration of the decoder
     // state before the breaking byte.
-    if let Some((region, at)) = text_loop(&mut configs, trie, start) {
-        for (a, r) in walk.accepted.iter_mut().zip(&region.inside) {
-            *a |= r;
+    if let Some((region, at, alive)) = text_loop(&mut configs, trie, start) {
+        if alive {
+            for (a, r) in walk.accepted.iter_mut().zip(&region.inside) {
+                *a |= r;
+            }
         }
         for exit in &region.exits {
             walk.subtree(&mut configs, exit.node as usize, at[exit.state as usize]);
@@ -241,8 +254,10 @@ pub(crate) fn classify(tables: &Tables, key: Key, trie: &TokenTrie, fuel: usize)
     // of them is accepted at once, and only the subtrees where a token leaves them are walked.
     match loop_region(&mut configs, trie, start) {
         Some((_, region)) => {
-            for (a, r) in walk.accepted.iter_mut().zip(&region.inside) {
-                *a |= r;
+            if configs.end_alive(start) {
+                for (a, r) in walk.accepted.iter_mut().zip(&region.inside) {
+                    *a |= r;
+                }
             }
             for &exit in &region.exits {
                 walk.subtree(&mut configs, exit as usize, start);
@@ -272,10 +287,13 @@ pub(crate) fn classify(tables: &Tables, key: Key, trie: &TokenTrie, fuel: usize)
                     Some((class, region))
                         if class[usize::from(node.byte) / 64] >> (node.byte % 64) & 1 == 1 =>
                     {
-                        for p in node.pos as usize..trie.node_pos_end(n) {
-                            let id = trie.token(p).index();
-                            if region.inside[id / 32] >> (id % 32) & 1 == 1 {
-                                walk.accepted[id / 32] |= 1 << (id % 32);
+                        // The region's tokens end where they loop, at `next`.
+                        if configs.end_alive(next) {
+                            for p in node.pos as usize..trie.node_pos_end(n) {
+                                let id = trie.token(p).index();
+                                if region.inside[id / 32] >> (id % 32) & 1 == 1 {
+                                    walk.accepted[id / 32] |= 1 << (id % 32);
+                                }
                             }
                         }
                         let exits = &region.exits;
@@ -298,12 +316,13 @@ pub(crate) fn classify(tables: &Tables, key: Key, trie: &TokenTrie, fuel: usize)
 /// [`MIN_LOOP_CLASS`] and some non-ASCII byte is shifted too: the configuration of each UTF-8
 /// decoder state if every well-formed character with those ASCII bytes leads from `start`
 /// through them and back (checked byte by byte over every decoder state), with the trie's
-/// text region.
+/// text region and whether a token ending at any of those configurations survives its end
+/// (`None` when some do and some do not).
 fn text_loop(
     configs: &mut Configs<'_>,
     trie: &TokenTrie,
     start: u32,
-) -> Option<(Arc<TextRegion>, [u32; 8])> {
+) -> Option<(Arc<TextRegion>, [u32; 8], bool)> {
     let tables = configs.tables;
     let top = configs.stacks[start as usize].top().state;
     if tables.action(top, 0xc3) == 0 {
@@ -344,7 +363,11 @@ fn text_loop(
     }
     // Every decoder state is reached from a boundary by some well-formed byte, so each has
     // its configuration.
-    Some((trie.text_region(&ascii)?, at))
+    let alive = configs.end_alive(start);
+    if at.iter().any(|&config| configs.end_alive(config) != alive) {
+        return None;
+    }
+    Some((trie.text_region(&ascii)?, at, alive))
 }
 
 /// The fewest bytes looping back to a configuration for the class region to pay.
@@ -425,7 +448,7 @@ impl Walk<'_> {
                     n = node.end as usize;
                 }
                 next => {
-                    if node.has_token() {
+                    if node.has_token() && configs.end_alive(next) {
                         for p in trie.tokens_at_node(n) {
                             let id = trie.token(p).index();
                             self.accepted[id / 32] |= 1 << (id % 32);

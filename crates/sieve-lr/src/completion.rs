@@ -18,6 +18,13 @@
 //! again follows the frames, so the bound drops to at most `u - 1`. A bound of `0` is a
 //! path of empty rule ends: the bytes so far are a sentence. That is the seam's descent
 //! contract.
+//!
+//! # Token limits
+//!
+//! Inside a limited rule each single-byte token is a byte followed by a token end, so there a
+//! state's distance follows the byte and then the token end (a byte whose token end kills the
+//! state is no step): the path's tokens are then accepted with their ends too. A parser's
+//! bound is read as if its last token had ended (see [`crate::LrParser::end_token`]).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -25,8 +32,8 @@ use std::collections::BinaryHeap;
 use foldhash::{HashSet, HashSetExt};
 use sieve_vocab::TokenTrie;
 
-use crate::machine::Stack;
-use crate::rules::Rules;
+use crate::machine::Frames;
+use crate::rules::{Rules, DEAD, STAY};
 use crate::tables::Tables;
 
 /// Unreachable.
@@ -57,8 +64,13 @@ impl LrCompletion {
                 let state = &rules.states[s];
                 let mut best = dist[s];
                 for &(lo, hi, target) in &state.bytes {
+                    let after_end = match rules.states[target as usize].token_end {
+                        STAY => target,
+                        DEAD => continue,
+                        next => next,
+                    };
                     if (lo..=hi).any(|b| usable[usize::from(b)]) {
-                        best = best.min(dist[target as usize].saturating_add(1));
+                        best = best.min(dist[after_end as usize].saturating_add(1));
                     }
                 }
                 for &(callee, target) in &state.calls {
@@ -85,16 +97,16 @@ type Node = (u32, u32);
 
 /// The bound of the parser whose frames are `stack` (see the module docs); `None` when no
 /// completion over single-byte tokens exists or it is longer than `u32::MAX - 1`.
-pub(crate) fn bound(
+pub(crate) fn bound<F: Frames>(
     tables: &Tables,
     start_rule: u32,
     table: &LrCompletion,
-    stack: &Stack,
+    stack: &F,
 ) -> Option<u32> {
     let mut heap: BinaryHeap<Reverse<(u64, Node)>> = BinaryHeap::new();
     let mut done: HashSet<Node> = HashSet::new();
     let mut best = FAR;
-    let top = stack.frames.len() as u32 - 1;
+    let top = stack.frame_count() - 1;
     // Each item of `frame`'s state `items` of which advanced from `from` (their origins are
     // `from`'s, or `from` for its closure items) finishes its rule with `base` spent.
     let offer = |heap: &mut BinaryHeap<Reverse<(u64, Node)>>,
@@ -115,11 +127,11 @@ pub(crate) fn bound(
             heap.push(Reverse((cost, (origin, rule))));
         }
     };
-    let frame = stack.frames[top as usize];
+    let frame = stack.frame(top);
     let kernel = tables.kernel_len(frame.state);
     for item in 0..tables.item_count(frame.state) {
         let origin = if item < kernel {
-            stack.origins[frame.origins as usize + item]
+            stack.origin(frame.origins + item as u32)
         } else {
             top
         };
@@ -133,7 +145,7 @@ pub(crate) fn bound(
             continue;
         }
         let (at, rule) = node;
-        let from = stack.frames[at as usize];
+        let from = stack.frame(at);
         let Some(trans) = tables.goto(from.state, rule) else {
             continue;
         };
@@ -141,7 +153,7 @@ pub(crate) fn bound(
         let kernel = tables.kernel_len(from.state);
         for (item, &source) in tables.trans_sources(trans).iter().enumerate() {
             let origin = if usize::from(source) < kernel {
-                stack.origins[from.origins as usize + usize::from(source)]
+                stack.origin(from.origins + u32::from(source))
             } else {
                 at
             };

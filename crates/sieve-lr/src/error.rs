@@ -1,5 +1,6 @@
 //! [`LrError`]: why a grammar has no LR(1) tables — a conflict (the grammar is not LR(1)),
-//! an automaton this backend does not take, or a construction limit.
+//! an automaton this backend does not take, a construction limit, or a token limit that
+//! cannot be honoured.
 
 use std::fmt;
 
@@ -22,7 +23,9 @@ pub struct ConflictItem {
     /// The rule's name (`START` is the augmented rule `START ::= root`).
     pub rule: String,
     /// The state of the rule's automaton (its number in `sieve_fsm`'s canonical order; for
-    /// an expanded counted rule, the count).
+    /// an expanded counted rule, the count; for a rule with a token limit, the state whatever
+    /// the tokens counted, and the automaton's state count for an occurrence that has used its
+    /// last token and can only end).
     pub state: u32,
     /// What the item would do.
     pub action: ConflictAction,
@@ -61,6 +64,14 @@ pub enum LrError {
         /// What exceeded it.
         what: String,
     },
+    /// A rule has a token limit (`max_tokens`) and no vocabulary was given to count it in
+    /// (build with [`crate::LrGrammar::with_token_limits`]).
+    NeedsVocabulary {
+        /// The limited rule.
+        rule: String,
+    },
+    /// A rule's token limit cannot be honoured with the vocabulary.
+    TokenLimit(sieve_backend::token_limits::TokenLimitError),
 }
 
 impl LrError {
@@ -119,6 +130,12 @@ impl fmt::Display for LrError {
             LrError::Limit { name, limit, what } => {
                 write!(f, "{what} would exceed the LR backend's {name} ({limit})")
             }
+            LrError::NeedsVocabulary { rule } => write!(
+                f,
+                "rule `{rule}` has a token limit, which the LR backend counts only when built \
+                 with a vocabulary"
+            ),
+            LrError::TokenLimit(error) => write!(f, "{error}"),
         }
     }
 }

@@ -5,7 +5,8 @@
 //! the rows of the states it reaches by shifts and by gotos from frames it pushed itself, and
 //! of those states only: per terminal the action (a shift's target and the items its target's
 //! kernel came from, a reduction's item and rule), the kernel sizes, and the gotos of rules
-//! that some reachable state reduces. The fingerprint hashes exactly that sub-automaton in a
+//! that some reachable state reduces, and (with token limits) whether a token end kills
+//! each of those states (all a classification reads of token ends). The fingerprint hashes exactly that sub-automaton in a
 //! canonical numbering: states in order of discovery from the key (terminals in byte order,
 //! then gotos in order of rule discovery), rules in order of their first reduction. Raw state
 //! and rule numbers, byte classes and everything unreachable do not enter it. Keys that reach
@@ -22,13 +23,13 @@ use foldhash::{HashMap, HashMapExt};
 use sieve_backend::Fingerprint;
 
 use crate::lookahead::EOF;
-use crate::tables::{Tables, ACCEPT, PAYLOAD, REDUCE, SHIFT};
+use crate::tables::{Tables, TokenEnd, ACCEPT, PAYLOAD, REDUCE, SHIFT};
 
 /// The most states a fingerprinted key may reach.
 pub(crate) const MAX_REACH: usize = 64;
 
 /// Names this hash and the classification's own constants, which change its results.
-const VERSION: u64 = 0x4c52_5f46_5031_0001;
+const VERSION: u64 = 0x4c52_5f46_5031_0002;
 
 fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -142,6 +143,7 @@ pub(crate) fn fingerprint(tables: &Tables, key: u32) -> Option<Fingerprint> {
     let mut h = Hasher([constants, !constants]);
     for &s in &reach.states {
         h.word(tables.kernel_len(s) as u64);
+        h.word(u64::from(tables.token_end(s) == TokenEnd::Dead));
         for t in 0..=EOF {
             let action = tables.action(s, t);
             let payload = action & PAYLOAD;

@@ -38,6 +38,15 @@
 //! frames, see `completion.rs`); it is the backend's [`sieve_backend::Recognizer`]
 //! completion bound, so token budgets work on it (loosely: one token per byte).
 //!
+//! # Token limits
+//!
+//! [`LrGrammar::with_token_limits`] counts the tokens of a vocabulary for rules with a token
+//! limit (`max_tokens`), by the rule every backend shares ([`sieve_backend::token_limits`]):
+//! a limited rule's automaton is copied once per token its occurrence has ended, and a token
+//! end is one more symbol of the LR automaton, which moves only the top frame's items (see
+//! `rules.rs` and `build.rs`). [`LrParser::end_token`] takes it; classifications accept a
+//! token only if its end survives.
+//!
 //! # Sharing
 //!
 //! Fingerprints cover keys whose bare classification reaches at most 64 LR states (a
@@ -56,6 +65,7 @@ mod parser;
 mod rules;
 mod tables;
 
+use sieve_backend::token_limits::{first_limited, rule_limits, RuleLimit};
 use sieve_fsm::GrammarFsms;
 use sieve_vocab::TokenTrie;
 
@@ -117,6 +127,9 @@ pub struct LrGrammar {
     rules: rules::Rules,
     /// The aggregated edges met so far.
     edges: edges::EdgeTable,
+    /// The number of trie positions of the vocabulary token limits were counted in, when the
+    /// grammar has any.
+    limits_trie_len: Option<usize>,
 }
 
 impl LrGrammar {
@@ -125,20 +138,59 @@ impl LrGrammar {
     ///
     /// # Errors
     /// An [`LrError`]: the grammar is not LR(1), has an automaton this backend does not take,
-    /// or exceeds a [`Config`] limit.
+    /// or exceeds a [`Config`] limit; [`LrError::NeedsVocabulary`] when a rule has a token
+    /// limit (build with [`LrGrammar::with_token_limits`]).
     pub fn new(
         fsms: &GrammarFsms,
         root_nullable: bool,
         config: Config,
     ) -> Result<LrGrammar, LrError> {
-        let rules = rules::Rules::new(fsms, root_nullable, &config)?;
+        if let Some(rule) = first_limited(fsms) {
+            return Err(LrError::NeedsVocabulary {
+                rule: fsms.name(rule).to_owned(),
+            });
+        }
+        LrGrammar::build(fsms, root_nullable, config, &[], None)
+    }
+
+    /// As [`LrGrammar::new`], counting the tokens of `trie` for the rules with a token limit
+    /// (see the crate docs). Masks must then come from `trie`'s vocabulary.
+    ///
+    /// # Errors
+    /// As [`LrGrammar::new`] (but for [`LrError::NeedsVocabulary`]), and
+    /// [`LrError::TokenLimit`] when a limit cannot be honoured with this vocabulary.
+    pub fn with_token_limits(
+        fsms: &GrammarFsms,
+        root_nullable: bool,
+        config: Config,
+        trie: &TokenTrie,
+    ) -> Result<LrGrammar, LrError> {
+        let limits = rule_limits(fsms, trie).map_err(LrError::TokenLimit)?;
+        let trie_len = limits.iter().any(Option::is_some).then_some(trie.len());
+        LrGrammar::build(fsms, root_nullable, config, &limits, trie_len)
+    }
+
+    fn build(
+        fsms: &GrammarFsms,
+        root_nullable: bool,
+        config: Config,
+        limits: &[Option<RuleLimit>],
+        limits_trie_len: Option<usize>,
+    ) -> Result<LrGrammar, LrError> {
+        let rules = rules::Rules::new(fsms, root_nullable, &config, limits)?;
         let tables = build::build(&rules, &config)?;
         Ok(LrGrammar {
             tables,
             edges: edges::EdgeTable::new(config.max_edges),
             config,
             rules,
+            limits_trie_len,
         })
+    }
+
+    /// Whether some rule has a token limit (counted when the tables were built).
+    pub fn has_token_limits(&self) -> bool {
+        self.limits_trie_len.is_some()
     }
 
     /// The number of LR states.

@@ -20,8 +20,14 @@
 //! origin may be [`UNKNOWN`], and a step that needs it reports [`Step::Unknown`]. A step
 //! that never reads an unknown origin is exactly the step the full parser takes, whatever
 //! the frames below are.
+//!
+//! # Token ends
+//!
+//! A token end ([`end_token`]) takes the top frame's state along its `⊥` transition: the
+//! kernel items that survive keep their origins, nothing is reduced, and since no item starts
+//! at the top frame the new frame replaces it.
 
-use crate::tables::{Tables, ACCEPT, PAYLOAD, REDUCE, SHIFT};
+use crate::tables::{Tables, TokenEnd, ACCEPT, PAYLOAD, REDUCE, SHIFT};
 
 /// An origin or parent that is not known (below a classification's known frames). Every
 /// value at or above [`crate::edges::SYMBOLIC`] is unknown to [`step`].
@@ -201,6 +207,20 @@ pub(crate) fn step<F: Frames>(
             return Step::Rejected;
         };
         advance(tables, frames, origin, trans);
+    }
+}
+
+/// Ends a token on the stack whose top is the last frame (see the module docs): `false`
+/// when the token end kills every item (nothing appended).
+pub(crate) fn end_token<F: Frames>(tables: &Tables, frames: &mut F) -> bool {
+    let top = frames.frame_count() - 1;
+    match tables.token_end(frames.frame(top).state) {
+        TokenEnd::Stay => true,
+        TokenEnd::Dead => false,
+        TokenEnd::Trans(trans) => {
+            advance(tables, frames, top, trans);
+            true
+        }
     }
 }
 

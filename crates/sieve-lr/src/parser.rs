@@ -11,6 +11,9 @@
 //!   exactly the prefixes of sentences, and [`LrParser::allowed_bytes`] is exactly the bytes
 //!   [`LrParser::push_byte`] accepts (it runs the same step on a read-only overlay).
 //! - A failed push (rejected byte or limit) leaves the parser unchanged.
+//! - A token end ([`LrParser::end_token`], grammars with token limits) is applied at most
+//!   once per length, on the arena after the token's last byte and before the next byte's
+//!   mark, so popping that last byte undoes it; `ends` lists the lengths where one applies.
 
 use std::sync::Arc;
 
@@ -19,7 +22,7 @@ use sieve_ir::ByteClass;
 
 use crate::edges::{Edge, EdgeCache, EdgeKey, DEPTH, PACKED, SYMBOLIC};
 use crate::lookahead::EOF;
-use crate::machine::{step, Frame, Frames as _, Overlay, Stack, Step, UNKNOWN};
+use crate::machine::{end_token, step, Frame, Frames as _, Overlay, Stack, Step, UNKNOWN};
 use crate::tables::{PAYLOAD, REDUCE, SHIFT};
 use crate::{LrCompletion, LrGrammar};
 
@@ -33,6 +36,8 @@ pub struct LrParser {
     history: Vec<(u32, u32)>,
     /// The edges this parser took last, in front of the grammar's table.
     edges: EdgeCache,
+    /// The lengths after which a token ended, ascending (see the module docs).
+    ends: Vec<usize>,
 }
 
 impl LrParser {
@@ -44,6 +49,7 @@ impl LrParser {
             stack,
             history: Vec::new(),
             edges: EdgeCache::default(),
+            ends: Vec::new(),
         }
     }
 
@@ -118,6 +124,37 @@ impl LrParser {
             self.stack.truncate(mark);
         }
         self.history.truncate(keep);
+        while self.ends.last().is_some_and(|&end| end > keep) {
+            self.ends.pop();
+        }
+    }
+
+    /// Whether a token ended at the current length (or nothing was consumed yet).
+    fn token_ended(&self) -> bool {
+        self.history.is_empty() || self.ends.last() == Some(&self.history.len())
+    }
+
+    /// Marks the end of a token here, for grammars with token limits: occurrences of limited
+    /// rules count it, and those that could no longer finish within their limit are dropped.
+    /// Returns `false` (and changes nothing) when none of the parser's items survive; popping
+    /// the token's last byte undoes it. A second call at the same length changes nothing.
+    pub fn end_token(&mut self) -> bool {
+        if self.token_ended() {
+            return true;
+        }
+        if !end_token(&self.grammar.tables, &mut self.stack) {
+            return false;
+        }
+        self.ends.push(self.history.len());
+        true
+    }
+
+    /// Whether [`LrParser::end_token`] would succeed; changes nothing.
+    pub fn can_end_token(&self) -> bool {
+        self.token_ended() || {
+            let top = self.stack.top().state;
+            self.grammar.tables.token_end(top) != crate::tables::TokenEnd::Dead
+        }
     }
 
     /// The number of bytes consumed.
@@ -165,14 +202,15 @@ impl LrParser {
     /// An upper bound on the text tokens of `table`'s vocabulary that reach a sentence from
     /// here, with the seam's descent property: `Some(0)` only on a sentence, and for
     /// `Some(u)`, `u > 0`, some single-byte text token is accepted now and leaves a bound of
-    /// at most `u - 1`. `None` when no completion uses only single-byte tokens.
+    /// at most `u - 1`. `None` when no completion uses only single-byte tokens. Read as if
+    /// the last token ended here (`None` when that end would be rejected).
     pub fn completion_bound_with(&self, table: &LrCompletion) -> Option<u32> {
-        crate::completion::bound(
-            &self.grammar.tables,
-            self.grammar.rules.start_rule,
-            table,
-            &self.stack,
-        )
+        let tables = &self.grammar.tables;
+        let mut overlay = Overlay::new(&self.stack);
+        if !self.token_ended() && !end_token(tables, &mut overlay) {
+            return None;
+        }
+        crate::completion::bound(tables, self.grammar.rules.start_rule, table, &overlay)
     }
 
     /// The LR state on top of the stack.
@@ -336,6 +374,88 @@ mod tests {
             ..Config::default()
         };
         Arc::new(LrGrammar::new(&fsms, false, config).expect("LR(1)"))
+    }
+
+    fn limited_fsms(text: &str) -> sieve_fsm::GrammarFsms {
+        let grammar = sieve_gbnf::compile(text, &Default::default()).expect("valid grammar");
+        let normalized =
+            sieve_normalize::normalize(&grammar, &Default::default()).expect("normalises");
+        sieve_fsm::Builder::new(sieve_fsm::Config::new())
+            .build(&normalized)
+            .expect("builds")
+    }
+
+    /// Single bytes only: a token is a byte, and `rest` counts bytes.
+    fn byte_trie() -> sieve_vocab::TokenTrie {
+        let lines: String = (b'a'..=b'z')
+            .chain(*b"<>-")
+            .map(|b| format!("\"{}\"\n", b as char))
+            .collect();
+        let vocab = sieve_vocab::plain::parse(lines.as_bytes(), &Default::default()).unwrap();
+        sieve_vocab::TokenTrie::new(&vocab)
+    }
+
+    #[test]
+    fn a_limited_grammar_needs_a_vocabulary() {
+        let fsms = limited_fsms("root ::= \"<\" w \">\"\nw[max_tokens=3] ::= [a-z]+");
+        let error = LrGrammar::new(&fsms, false, Config::default()).unwrap_err();
+        assert_eq!(error, crate::LrError::NeedsVocabulary { rule: "w".into() });
+    }
+
+    /// `w` may touch three tokens: after two one-letter tokens inside it, a third may only
+    /// end it, and popping that token's bytes undoes its end.
+    #[test]
+    fn token_ends_count_tokens_and_are_undone_by_popping() {
+        let fsms = limited_fsms("root ::= \"<\" w \">\"\nw[max_tokens=3] ::= [a-z]+");
+        let grammar = LrGrammar::with_token_limits(&fsms, false, Config::default(), &byte_trie())
+            .expect("LR(1)");
+        assert!(grammar.has_token_limits());
+        let mut parser = LrParser::new(Arc::new(grammar));
+        for &b in b"<ab" {
+            assert_eq!(parser.push_byte(b), Ok(true));
+            assert!(parser.end_token());
+            // A second end at the same length counts nothing.
+            assert!(parser.end_token());
+        }
+        assert_eq!(parser.push_byte(b'c'), Ok(true));
+        // "c" continues as "cd" within the third token; after it ends, `w` can only close.
+        assert_eq!(parser.push_byte(b'd'), Ok(true));
+        assert!(parser.can_end_token() && parser.end_token());
+        assert_eq!(parser.push_byte(b'e'), Ok(false));
+        let closed = parser.allowed_bytes();
+        assert!(closed.contains(b'>') && !closed.contains(b'e'));
+        // Undo "cd" and its end: back after "b", whose end is kept.
+        parser.pop_bytes(2);
+        assert_eq!(parser.push_byte(b'c'), Ok(true));
+        assert!(parser.allowed_bytes().contains(b'x'));
+        assert!(parser.end_token());
+        assert!(!parser.allowed_bytes().contains(b'x'));
+        assert_eq!(parser.push_byte(b'>'), Ok(true));
+        assert!(parser.can_finish());
+    }
+
+    /// A token end that leaves `w` too few tokens to finish kills it: `w` needs `-` and a
+    /// letter after its letters, two single-byte tokens, so after two letter-tokens inside it
+    /// a third may not end (one token left), though a token "c-" may.
+    #[test]
+    fn a_token_end_that_leaves_too_few_tokens_is_refused() {
+        let fsms = limited_fsms("root ::= \"<\" w \">\"\nw[max_tokens=4] ::= [a-z]+ \"-\" [a-z]");
+        let grammar = LrGrammar::with_token_limits(&fsms, false, Config::default(), &byte_trie())
+            .expect("LR(1)");
+        let mut parser = LrParser::new(Arc::new(grammar));
+        for &b in b"<ab" {
+            assert_eq!(parser.push_byte(b), Ok(true));
+            assert!(parser.end_token());
+        }
+        assert_eq!(parser.push_byte(b'c'), Ok(true));
+        assert!(!parser.can_end_token());
+        assert!(!parser.end_token());
+        assert_eq!(parser.push_byte(b'-'), Ok(true));
+        assert!(parser.end_token());
+        assert_eq!(parser.push_byte(b'd'), Ok(true));
+        assert!(parser.end_token());
+        assert_eq!(parser.push_byte(b'>'), Ok(true));
+        assert!(parser.can_finish());
     }
 
     /// The arenas themselves (frames, parents, origins) are equal after every byte, with the

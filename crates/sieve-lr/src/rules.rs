@@ -8,6 +8,19 @@
 //! FSM stage kept as NFAs are refused (LR items need one automaton state per rule instance).
 //! The last rule is `START ::= root`, whose accepting state is where the parser accepts.
 //!
+//! # Token limits
+//!
+//! A rule with a token limit `k` (`max_tokens`; a normalised limited rule references no rule)
+//! becomes its automaton times the number of tokens its occurrence has ended, as in the token
+//! DFA: an *entry* (the rule's start before its first byte, whose bytes lead to level 0), the
+//! automaton's states at each level `0..k`, and an *ended* state `E`. A token end (`⊥`,
+//! [`State::token_end`]) moves a state at level `ℓ` up one level when
+//! [`keeps`]`(rest, k − ℓ − 1)`; otherwise an accepting state goes to `E` (the occurrence is
+//! over and waits for its reduction, which LR makes only at the next byte) and any other dies.
+//! `E` is accepting and has no edges. States of other rules, and `E`, stay put on `⊥`; the
+//! entry dies (a token that ends before the occurrence's first byte is not one of its
+//! tokens; the entry is only ever a closure item, which the caller makes afresh).
+//!
 //! # Invariants
 //!
 //! - Each state's byte edges are disjoint ranges and its rule edges name distinct rules (the
@@ -16,7 +29,8 @@
 //! - `first[s]` is exactly the set of bytes that can start a non-empty string derived from
 //!   state `s` of its rule (bounded by the rule's end).
 
-use sieve_fsm::{GrammarFsms, Label, RuleAutomaton};
+use sieve_backend::token_limits::{keeps, RuleLimit};
+use sieve_fsm::{Fsm, GrammarFsms, Label, RuleAutomaton};
 
 use crate::error::LrError;
 use crate::lookahead::La;
@@ -34,7 +48,14 @@ pub(crate) struct State {
     pub bytes: Vec<(u8, u8, u32)>,
     /// `(rule, target)`, distinct rules.
     pub calls: Vec<(u32, u32)>,
+    /// Where a token end takes it: [`STAY`], [`DEAD`] or a state of its rule.
+    pub token_end: u32,
 }
+
+/// [`State::token_end`] of a state a token end leaves in place.
+pub(crate) const STAY: u32 = u32::MAX;
+/// [`State::token_end`] of a state a token end kills.
+pub(crate) const DEAD: u32 = u32::MAX - 1;
 
 /// The global state space (see the module docs).
 #[derive(Clone, Debug)]
@@ -53,14 +74,18 @@ pub(crate) struct Rules {
     pub shortest: Vec<u64>,
     /// Per state, the shortest length to the rule's end, saturated.
     dist: Vec<u64>,
+    /// Whether some rule has a token limit (some state's `token_end` is not [`STAY`]).
+    pub has_token_limits: bool,
 }
 
 impl Rules {
-    /// Flattens `fsms`. `root_nullable`: whether the root derives ε.
+    /// Flattens `fsms`. `root_nullable`: whether the root derives ε. `limits`: per rule, its
+    /// token limit (none when empty).
     pub(crate) fn new(
         fsms: &GrammarFsms,
         root_nullable: bool,
         config: &Config,
+        limits: &[Option<RuleLimit>],
     ) -> Result<Rules, LrError> {
         let mut states: Vec<State> = Vec::new();
         let mut rule_start = Vec::with_capacity(fsms.rule_count() + 1);
@@ -71,6 +96,7 @@ impl Rules {
             rule_start.push(base);
             names.push(fsms.name(rule).to_owned());
             let r = rule.index() as u32;
+            let limit = limits.get(rule.index()).and_then(Option::as_ref);
             match fsms.automaton(rule) {
                 RuleAutomaton::Regular(fsm) => {
                     if !fsm.is_deterministic() {
@@ -81,6 +107,10 @@ impl Rules {
                              automaton state per rule instance",
                         ));
                     }
+                    if let Some(limit) = limit {
+                        limited_states(fsms.name(rule), fsm, limit, r, base, config, &mut states)?;
+                        continue;
+                    }
                     for s in fsm.states() {
                         let mut state = State {
                             rule: r,
@@ -88,6 +118,7 @@ impl Rules {
                             accepting: fsm.is_accepting(s),
                             bytes: Vec::new(),
                             calls: Vec::new(),
+                            token_end: STAY,
                         };
                         for edge in fsm.edges(s) {
                             let target = base + edge.target.index() as u32;
@@ -136,6 +167,7 @@ impl Rules {
                             accepting: i as u32 >= *min,
                             bytes: Vec::new(),
                             calls: target.map(|t| (item, t)).into_iter().collect(),
+                            token_end: STAY,
                         });
                     }
                 }
@@ -165,6 +197,7 @@ impl Rules {
             accepting: false,
             bytes: Vec::new(),
             calls: vec![(root, base + 1)],
+            token_end: STAY,
         });
         states.push(State {
             rule: start_rule,
@@ -172,8 +205,10 @@ impl Rules {
             accepting: true,
             bytes: Vec::new(),
             calls: Vec::new(),
+            token_end: STAY,
         });
         let mut rules = Rules {
+            has_token_limits: limits.iter().any(Option::is_some),
             first: vec![La::EMPTY; states.len()],
             nullable: vec![false; states.len()],
             shortest: vec![u64::MAX; rule_start.len()],
@@ -289,4 +324,80 @@ impl Rules {
             }
         }
     }
+}
+
+/// Appends the states of limited rule `r` (named `name`, automaton `fsm`, first global id
+/// `base`): the entry, `k` levels of `fsm`'s states and the ended state (see the module docs).
+fn limited_states(
+    name: &str,
+    fsm: &Fsm,
+    limit: &RuleLimit,
+    r: u32,
+    base: u32,
+    config: &Config,
+    states: &mut Vec<State>,
+) -> Result<(), LrError> {
+    let n = fsm.state_count();
+    let k = limit.k as usize;
+    let count = n.saturating_mul(k).saturating_add(2);
+    if states.len().saturating_add(count) > config.max_states.saturating_mul(16) {
+        return Err(LrError::limit(
+            "max_states",
+            config.max_states,
+            format!("rule `{name}` with its token limit ({k} copies of its automaton)"),
+        ));
+    }
+    let at = |s: usize, level: usize| base + (1 + level * n + s) as u32;
+    let ended = base + 1 + (k * n) as u32;
+    let bytes = |s, level| -> Result<Vec<(u8, u8, u32)>, LrError> {
+        fsm.edges(s)
+            .iter()
+            .map(|edge| match edge.label {
+                Label::Bytes { lo, hi } => Ok((lo, hi, at(edge.target.index(), level))),
+                _ => Err(LrError::unsupported(
+                    name,
+                    "a rule with a token limit must be an automaton over bytes",
+                )),
+            })
+            .collect()
+    };
+    let start = fsm.start();
+    states.push(State {
+        rule: r,
+        local: start.index() as u32,
+        accepting: fsm.is_accepting(start),
+        bytes: bytes(start, 0)?,
+        calls: Vec::new(),
+        token_end: DEAD,
+    });
+    for level in 0..k {
+        let allowance = i64::from(limit.k) - level as i64 - 1;
+        for s in fsm.states() {
+            let accepting = fsm.is_accepting(s);
+            let token_end = if keeps(limit.rest[s.index()], allowance) {
+                at(s.index(), level + 1)
+            } else if accepting {
+                ended
+            } else {
+                DEAD
+            };
+            states.push(State {
+                rule: r,
+                local: s.index() as u32,
+                accepting,
+                bytes: bytes(s, level)?,
+                calls: Vec::new(),
+                token_end,
+            });
+        }
+    }
+    states.push(State {
+        rule: r,
+        local: n as u32,
+        accepting: true,
+        bytes: Vec::new(),
+        calls: Vec::new(),
+        token_end: STAY,
+    });
+    Ok(())
 }

@@ -13,6 +13,9 @@
 //! - A reduced item's rule has a goto from every state where that rule's instance can start
 //!   (its closure item's state), so the parser's goto look-up after a reduction never fails.
 //! - A transition's `sources` has one entry per kernel item of its target.
+//! - With token limits, every state has a [`TokenEnd`] (none are stored without): its
+//!   transition's sources are all kernel items of the state (a token end replaces the top
+//!   frame, see [`crate::build`]).
 
 /// The action "accept" (end of input after a sentence).
 pub(crate) const ACCEPT: u32 = 1;
@@ -22,6 +25,21 @@ pub(crate) const SHIFT: u32 = 1 << 30;
 pub(crate) const REDUCE: u32 = 2 << 30;
 /// The payload bits of an action.
 pub(crate) const PAYLOAD: u32 = (1 << 30) - 1;
+
+/// What a token end does to a state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TokenEnd {
+    /// Nothing: no kernel item counts tokens.
+    Stay,
+    /// Kills the state: no kernel item can finish within its limit.
+    Dead,
+    /// Replaces the state along this transition.
+    Trans(u32),
+}
+
+/// [`Tables::token_end`] entries: the two that are not transitions.
+const END_STAY: u32 = u32::MAX;
+const END_DEAD: u32 = u32::MAX - 1;
 
 /// The terminals: 256 bytes and end of input.
 pub(crate) const TERMINALS: usize = 257;
@@ -63,6 +81,9 @@ pub(crate) struct Tables {
     sparse_actions: Vec<u32>,
     /// `(rule, transition)`, per state sorted by rule.
     gotos: Vec<(u32, u32)>,
+    /// Per state, what a token end does ([`END_STAY`], [`END_DEAD`] or a transition); empty
+    /// for a grammar without token limits.
+    token_end: Vec<u32>,
     trans_target: Vec<u32>,
     /// Per transition, its first entry in `sources`; one extra at the end.
     trans_sources: Vec<u32>,
@@ -87,6 +108,7 @@ impl Tables {
             sparse_classes: Vec::new(),
             sparse_actions: Vec::new(),
             gotos: Vec::new(),
+            token_end: Vec::new(),
             trans_target: Vec::new(),
             trans_sources: vec![0],
             sources: Vec::new(),
@@ -151,12 +173,38 @@ impl Tables {
         self.gotos.extend(sorted);
     }
 
-    /// Marks the start state and every shift target as scannable.
+    /// Sets what a token end does to the last state added (for every state, or none).
+    pub(crate) fn set_token_end(&mut self, end: TokenEnd) {
+        debug_assert_eq!(self.token_end.len() + 1, self.states.len());
+        self.token_end.push(match end {
+            TokenEnd::Stay => END_STAY,
+            TokenEnd::Dead => END_DEAD,
+            TokenEnd::Trans(trans) => trans,
+        });
+    }
+
+    /// What a token end does to state `s`.
+    #[inline]
+    pub(crate) fn token_end(&self, s: u32) -> TokenEnd {
+        match self.token_end.get(s as usize) {
+            None | Some(&END_STAY) => TokenEnd::Stay,
+            Some(&END_DEAD) => TokenEnd::Dead,
+            Some(&trans) => TokenEnd::Trans(trans),
+        }
+    }
+
+    /// Marks the start state, every shift target and every token end's target as scannable.
     pub(crate) fn mark_scannable(&mut self) {
         self.states[0].scannable = true;
         for &action in self.actions.iter().chain(&self.sparse_actions) {
             if action & !PAYLOAD == SHIFT {
                 let target = self.trans_target[(action & PAYLOAD) as usize];
+                self.states[target as usize].scannable = true;
+            }
+        }
+        for s in 0..self.states.len() as u32 {
+            if let TokenEnd::Trans(trans) = self.token_end(s) {
+                let target = self.trans_target[trans as usize];
                 self.states[target as usize].scannable = true;
             }
         }
@@ -261,6 +309,7 @@ impl Tables {
             + self.sparse_classes.len() * 2
             + self.sparse_actions.len() * 4
             + self.gotos.len() * 8
+            + self.token_end.len() * 4
             + self.trans_target.len() * 4
             + self.trans_sources.len() * 4
             + self.sources.len() * 2

@@ -101,9 +101,8 @@ pub enum CompileError {
     /// The token-DFA backend refuses the grammar (recursive, or past its state limit).
     #[error("the token-dfa backend refuses this grammar: {0}")]
     TokenDfa(#[from] sieve_tokendfa::TokenDfaError),
-    /// A rule's token limit (`max_tokens`) cannot be honoured: with this vocabulary (the
-    /// message names the rule and the least limit that works), or by this backend (the LR
-    /// backend does not count tokens per rule).
+    /// A rule's token limit (`max_tokens`) cannot be honoured with this vocabulary (the
+    /// message names the rule and says why, e.g. the least limit that works).
     #[error("token limit: {0}")]
     TokenLimit(String),
 }
@@ -286,7 +285,7 @@ impl CompiledGrammar {
         match &*self.engine {
             crate::engine::Engine::Earley(g) => g.has_token_limits(),
             crate::engine::Engine::TokenDfa(g) => g.has_token_limits(),
-            crate::engine::Engine::Lr(_) => false,
+            crate::engine::Engine::Lr(g) => g.has_token_limits(),
         }
     }
 

@@ -163,12 +163,6 @@ fn build(
     options: &Options,
     trie: Option<&TokenTrie>,
 ) -> Result<Engine, CompileError> {
-    if kind == BackendKind::Lr && fsms.has_token_limits() {
-        return Err(CompileError::TokenLimit(format!(
-            "the {} backend does not count tokens per rule; rules with max_tokens need the earley or token-dfa backend",
-            kind.name()
-        )));
-    }
     Ok(match kind {
         BackendKind::Earley => Engine::Earley(Arc::new(earley(fsms, options))),
         BackendKind::TokenDfa => {
@@ -184,10 +178,16 @@ fn build(
                 error => CompileError::TokenDfa(error),
             })?))
         }
-        BackendKind::Lr => Engine::Lr(Arc::new(sieve_lr::LrGrammar::new(
-            fsms,
-            root_nullable(fsms),
-            options.lr.clone(),
-        )?)),
+        BackendKind::Lr => {
+            let (nullable, config) = (root_nullable(fsms), options.lr.clone());
+            let built = match trie {
+                Some(trie) => sieve_lr::LrGrammar::with_token_limits(fsms, nullable, config, trie),
+                None => sieve_lr::LrGrammar::new(fsms, nullable, config),
+            };
+            Engine::Lr(Arc::new(built.map_err(|error| match error {
+                sieve_lr::LrError::TokenLimit(error) => CompileError::TokenLimit(error.to_string()),
+                error => CompileError::from(error),
+            })?))
+        }
     })
 }

@@ -3,8 +3,7 @@
 //! at every step of random walks (with rollbacks), walks that always end with every limited
 //! region spelled within its limit — checked from the outside, on the output and the token
 //! boundaries — and the typed errors for limits that cannot be honoured. Every check runs on
-//! each backend that counts tokens per rule, and random limited grammars get the same masks
-//! from both.
+//! backend, and random limited grammars get the same masks from all three.
 
 use std::sync::Arc;
 
@@ -15,8 +14,27 @@ use sieve_vocab::Vocabulary;
 mod common;
 use common::{compile_on, compile_sharing, mask_of};
 
-/// The backends that count tokens per rule.
-const BACKENDS: [BackendKind; 2] = [BackendKind::Earley, BackendKind::TokenDfa];
+/// Every backend counts tokens per rule.
+const BACKENDS: [BackendKind; 3] = [BackendKind::Earley, BackendKind::TokenDfa, BackendKind::Lr];
+
+/// The backends `grammar` runs on: every one, but LR only when it finds the grammar LR(1).
+/// Keeping a limited rule apart can make a grammar not LR(1) (the rule's end must be seen
+/// one byte ahead), so a conflict is a fair refusal; any other refusal fails the test.
+fn backends_for(grammar: &Grammar) -> Vec<BackendKind> {
+    let options = Options {
+        backend: BackendKind::Lr.into(),
+        ..Options::default()
+    };
+    let lr1 = match CompiledGrammar::new(grammar, abc_tokenizer(), &options) {
+        Ok(_) => true,
+        Err(CompileError::Lr(sieve_lr::LrError::Conflict(_))) => false,
+        Err(error) => panic!("lr: {error}"),
+    };
+    BACKENDS
+        .into_iter()
+        .filter(|&backend| backend != BackendKind::Lr || lr1)
+        .collect()
+}
 
 /// A constraint with limited regions, found in an output between `open` and the next
 /// `close`.
@@ -27,6 +45,9 @@ struct Case {
     limit: usize,
     open: &'static [u8],
     close: &'static [u8],
+    /// Whether LR(1) (the LR backend builds it); `any_text` must see its end tag further
+    /// ahead than one byte.
+    lr1: bool,
 }
 
 fn gbnf(text: &str) -> Grammar {
@@ -48,6 +69,7 @@ fn cases() -> Vec<Case> {
             limit: 3,
             open: b"<",
             close: b">",
+            lr1: true,
         },
         Case {
             // Nullable: an empty value spans no token.
@@ -58,6 +80,7 @@ fn cases() -> Vec<Case> {
             limit: 4,
             open: b"\"k\": \"",
             close: b"\"}",
+            lr1: true,
         },
         Case {
             name: "structural any_text",
@@ -65,6 +88,7 @@ fn cases() -> Vec<Case> {
             limit: 5,
             open: b"<think>",
             close: b"</think>",
+            lr1: false,
         },
         Case {
             name: "lark lexeme",
@@ -72,8 +96,35 @@ fn cases() -> Vec<Case> {
             limit: 3,
             open: b"[",
             close: b"]",
+            lr1: true,
         },
     ]
+}
+
+/// `case` compiled against `vocab` on `backend`; `None` on LR for a case that is not LR(1),
+/// once LR has refused it with a conflict.
+fn compile_case(
+    case: &Case,
+    vocab: Arc<Vocabulary>,
+    backend: BackendKind,
+) -> Option<Arc<CompiledGrammar>> {
+    if backend == BackendKind::Lr && !case.lr1 {
+        assert_lr_conflict(&case.grammar, vocab);
+        return None;
+    }
+    Some(compile_on(&case.grammar, vocab, backend))
+}
+
+/// Asserts that the LR backend refuses `grammar` as not LR(1).
+fn assert_lr_conflict(grammar: &Grammar, vocab: Arc<Vocabulary>) {
+    let options = Options {
+        backend: BackendKind::Lr.into(),
+        ..Options::default()
+    };
+    match CompiledGrammar::new(grammar, Arc::new(Tokenizer::new(vocab)), &options) {
+        Err(CompileError::Lr(sieve_lr::LrError::Conflict(_))) => {}
+        other => panic!("expected an LR conflict, got {:?}", other.map(|_| ())),
+    }
 }
 
 /// Every token fed on its own, token end included.
@@ -223,7 +274,9 @@ fn walks_end_complete_with_every_region_within_its_limit() {
         .into_iter()
         .flat_map(|c| BACKENDS.map(|b| (c.clone(), b)))
     {
-        let compiled = compile_on(&case.grammar, vocab.clone(), backend);
+        let Some(compiled) = compile_case(&case, vocab.clone(), backend) else {
+            continue;
+        };
         let recognizer = Recognizer::new(&case.grammar).expect("small bounds");
         let mut longest = 0;
         for seed in 0..12 {
@@ -290,7 +343,9 @@ fn masks_equal_the_parser_with_tokens_crossing_region_boundaries() {
         .flat_map(|c| BACKENDS.map(|b| (c.clone(), b)))
     {
         let recognizer = Recognizer::new(&case.grammar).expect("small bounds");
-        let compiled = compile_on(&case.grammar, substring_vocab(&case), backend);
+        let Some(compiled) = compile_case(&case, substring_vocab(&case), backend) else {
+            continue;
+        };
         for seed in 0..8 {
             let label = format!(
                 "{} (substring vocabulary) on {backend} seed {seed}",
@@ -345,14 +400,6 @@ fn limits_that_cannot_be_honoured_are_typed_errors() {
             "{backend}: {small}"
         );
     }
-    let refused = compile_error(
-        "root ::= \"<\" w \">\"\nw[max_tokens=3] ::= [a-z]+",
-        BackendKind::Lr,
-    );
-    assert!(
-        matches!(&refused, CompileError::TokenLimit(m) if m.contains("earley or token-dfa")),
-        "{refused}"
-    );
 }
 
 /// `auto` picks a backend that counts tokens: Earley just in time, the token DFA (the grammar
@@ -486,7 +533,9 @@ fn budgeted_walks_end_complete_within_the_budget_and_every_limit() {
         .into_iter()
         .flat_map(|c| BACKENDS.map(|b| (c.clone(), b)))
     {
-        let compiled = compile_on(&case.grammar, substring_vocab(&case), backend);
+        let Some(compiled) = compile_case(&case, substring_vocab(&case), backend) else {
+            continue;
+        };
         let min = min_budget(&compiled);
         for budget in [min, min + 1, min + min / 2 + 1] {
             for adversary in [false, true] {
@@ -510,7 +559,9 @@ fn budgeted_walks_on_gpt2_end_complete() {
         .into_iter()
         .flat_map(|c| BACKENDS.map(|b| (c.clone(), b)))
     {
-        let compiled = compile_on(&case.grammar, vocab.clone(), backend);
+        let Some(compiled) = compile_case(&case, vocab.clone(), backend) else {
+            continue;
+        };
         let min = min_budget(&compiled);
         for (budget, seed) in [(min, 1), (min + 2, 2), (min + min / 2 + 1, 3)] {
             let label = format!(
@@ -541,7 +592,9 @@ fn budgets_do_not_count_routes_of_items_a_token_drops() {
         b"abcdef.xxxxxxxxxxxx",
     ];
     let vocab = Arc::new(sieve_testkit::substring_vocabulary(&pieces, 3, Some(500)));
-    for backend in BACKENDS {
+    // Not LR(1): the limited rule's end is not seen one byte ahead.
+    assert_lr_conflict(&grammar, vocab.clone());
+    for backend in [BackendKind::Earley, BackendKind::TokenDfa] {
         let compiled = compile_on(&grammar, vocab.clone(), backend);
         let min = min_budget(&compiled);
         for budget in min..=min + 4 {
@@ -691,9 +744,9 @@ proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 300, ..Default::default() })]
 
     /// Random grammars with one rule limited (those the compiler accepts: not recursive
-    /// through it, not nested, a limit above what the rule may need): along random walks,
-    /// every mask equals the oracle's and is never empty before EOS (a limited occurrence is
-    /// always closed in time).
+    /// through it, not nested, a limit above what the rule may need), on every backend that
+    /// builds them: along random walks, every mask equals the oracle's and is never empty
+    /// before EOS (a limited occurrence is always closed in time).
     #[test]
     fn random_limited_grammars_keep_masks_exact_and_walks_alive(
         grammar in sieve_testkit::random::arb_grammar(),
@@ -701,10 +754,15 @@ proptest::proptest! {
         limit in 2u32..6,
         picks in proptest::collection::vec(0usize..1000, 1..24),
     ) {
-        let Some((grammar, compiled)) = limited(grammar, rule, limit) else {
+        let grammar = with_limit(grammar, rule, limit);
+        if compile_abc(&grammar, BackendKind::Earley).is_none() {
             return Ok(());
-        };
-        checked_steps(&mut Matcher::new(compiled), &picks, &grammar)?;
+        }
+        for backend in backends_for(&grammar) {
+            if let Some(compiled) = compile_abc(&grammar, backend) {
+                checked_steps(&mut Matcher::new(compiled), &picks, &grammar)?;
+            }
+        }
     }
 
     /// The same grammars with a budget from the least feasible to three more: masks equal
@@ -730,37 +788,43 @@ proptest::proptest! {
         proptest::prop_assert!(matcher.steps() <= budget as usize);
     }
 
-    /// The backends that count tokens accept the same language: on random limited grammars
-    /// both build (regular ones), the Earley and token-DFA masks are equal at every step of
-    /// a random walk. (Not under a budget: each backend bounds completions its own way, the
-    /// token DFA's exactly and Earley's from above, so a tight budget may allow a token on
-    /// one that the other's bound cannot yet guarantee.)
+    /// The backends accept the same language: on random limited grammars, the masks of
+    /// Earley and of each other backend that builds them (the token DFA on regular ones, LR
+    /// on LR(1) ones) are equal at every step of a random walk. (Not under a budget: each
+    /// backend bounds completions its own way — the token DFA's exactly, Earley's and LR's
+    /// from above — so a tight budget may allow a token on one that another's bound cannot
+    /// yet guarantee.)
     #[test]
-    fn random_limited_grammars_mask_alike_on_earley_and_token_dfa(
+    fn random_limited_grammars_mask_alike_on_every_backend(
         grammar in sieve_testkit::random::arb_grammar(),
         rule in 0usize..3,
         limit in 2u32..6,
         picks in proptest::collection::vec(0usize..1000, 1..24),
     ) {
         let grammar = with_limit(grammar, rule, limit);
-        let (Some(earley), Some(dfa)) = (
-            compile_abc(&grammar, BackendKind::Earley),
-            compile_abc(&grammar, BackendKind::TokenDfa),
-        ) else {
+        let Some(earley) = compile_abc(&grammar, BackendKind::Earley) else {
             return Ok(());
         };
-        let (mut a, mut b) = (Matcher::new(earley), Matcher::new(dfa));
+        let mut matchers: Vec<(BackendKind, Matcher)> = vec![(BackendKind::Earley, Matcher::new(earley))];
+        for backend in backends_for(&grammar).into_iter().skip(1) {
+            if let Some(compiled) = compile_abc(&grammar, backend) {
+                matchers.push((backend, Matcher::new(compiled)));
+            }
+        }
         for pick in &picks {
-            let mask = mask_of(&mut a);
-            proptest::prop_assert_eq!(&mask, &mask_of(&mut b), "{}", grammar);
+            let mask = mask_of(&mut matchers[0].1);
+            for (backend, matcher) in &mut matchers[1..] {
+                proptest::prop_assert_eq!(&mask, &mask_of(matcher), "{} on {}", grammar, backend);
+            }
             let allowed = set_bits(&mask);
             if allowed.is_empty() {
                 break;
             }
             let token = allowed[pick % allowed.len()];
-            a.accept_token(token).expect("allowed");
-            b.accept_token(token).expect("allowed");
-            if a.is_terminated() {
+            for (_, matcher) in &mut matchers {
+                matcher.accept_token(token).expect("allowed");
+            }
+            if matchers[0].1.is_terminated() {
                 break;
             }
         }
