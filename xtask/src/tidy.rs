@@ -34,7 +34,9 @@ const ALLOWED_EDGES: &[(&str, &[&str])] = &[
     ("sieve-normalize", &["sieve-ir"]),
     ("sieve-fsm", &["sieve-ir", "sieve-normalize"]),
     ("sieve-vocab", &["sieve-ir"]),
-    ("sieve-backend", &["sieve-ir", "sieve-vocab"]),
+    // The seam sits on the automata layer: every backend is built from rule FSMs, and the
+    // token-limit rule they share (`token_limits::rule_limits`) reads them.
+    ("sieve-backend", &["sieve-ir", "sieve-fsm", "sieve-vocab"]),
     (
         "sieve-earley",
         &["sieve-ir", "sieve-fsm", "sieve-backend", "sieve-vocab"],
