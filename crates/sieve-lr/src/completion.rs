@@ -23,13 +23,18 @@
 //!
 //! Inside a limited rule each single-byte token is a byte followed by a token end, so there a
 //! state's distance follows the byte and then the token end (a byte whose token end kills the
-//! state is no step): the path's tokens are then accepted with their ends too. A parser's
-//! bound is read as if its last token had ended (see [`crate::LrParser::end_token`]).
+//! state is no step): the path's tokens are then accepted with their ends too. A limited
+//! state's distance is also at most its `rest` when that fits in the tokens its level has
+//! left: `rest` counts genuine tokens of the vocabulary along the rule's own automaton, each
+//! of which the parser accepts (the grammar is LR(1), so bytes that continue the rule are
+//! shifted) and whose end keeps the thread, one step nearer the end. A parser's bound is read
+//! as if its last token had ended (see [`crate::LrParser::end_token`]).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use foldhash::{HashSet, HashSetExt};
+use sieve_backend::token_limits::NO_REST;
 use sieve_vocab::TokenTrie;
 
 use crate::machine::Frames;
@@ -55,7 +60,11 @@ impl LrCompletion {
         let mut dist: Vec<u64> = rules
             .states
             .iter()
-            .map(|s| if s.accepting { 0 } else { FAR })
+            .map(|s| match (s.accepting, s.rest) {
+                (true, _) => 0,
+                (false, NO_REST) => FAR,
+                (false, rest) => u64::from(rest),
+            })
             .collect();
         let mut changed = true;
         while changed {

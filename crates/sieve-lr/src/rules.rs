@@ -29,7 +29,7 @@
 //! - `first[s]` is exactly the set of bytes that can start a non-empty string derived from
 //!   state `s` of its rule (bounded by the rule's end).
 
-use sieve_backend::token_limits::{keeps, RuleLimit};
+use sieve_backend::token_limits::{keeps, RuleLimit, NO_REST};
 use sieve_fsm::{Fsm, GrammarFsms, Label, RuleAutomaton};
 
 use crate::error::LrError;
@@ -50,6 +50,10 @@ pub(crate) struct State {
     pub calls: Vec<(u32, u32)>,
     /// Where a token end takes it: [`STAY`], [`DEAD`] or a state of its rule.
     pub token_end: u32,
+    /// In a limited rule, the fewest token steps (`sieve_backend::token_limits::token_rest`)
+    /// that finish it from here within the tokens its level has left; [`NO_REST`] elsewhere
+    /// or when they do not fit.
+    pub rest: u32,
 }
 
 /// [`State::token_end`] of a state a token end leaves in place.
@@ -119,6 +123,7 @@ impl Rules {
                             bytes: Vec::new(),
                             calls: Vec::new(),
                             token_end: STAY,
+                            rest: NO_REST,
                         };
                         for edge in fsm.edges(s) {
                             let target = base + edge.target.index() as u32;
@@ -168,6 +173,7 @@ impl Rules {
                             bytes: Vec::new(),
                             calls: target.map(|t| (item, t)).into_iter().collect(),
                             token_end: STAY,
+                            rest: NO_REST,
                         });
                     }
                 }
@@ -198,6 +204,7 @@ impl Rules {
             bytes: Vec::new(),
             calls: vec![(root, base + 1)],
             token_end: STAY,
+            rest: NO_REST,
         });
         states.push(State {
             rule: start_rule,
@@ -206,6 +213,7 @@ impl Rules {
             bytes: Vec::new(),
             calls: Vec::new(),
             token_end: STAY,
+            rest: NO_REST,
         });
         let mut rules = Rules {
             has_token_limits: limits.iter().any(Option::is_some),
@@ -369,6 +377,8 @@ fn limited_states(
         bytes: bytes(start, 0)?,
         calls: Vec::new(),
         token_end: DEAD,
+        // At most `M < k`: the limit check refuses the rest.
+        rest: limit.rest[start.index()],
     });
     for level in 0..k {
         let allowance = i64::from(limit.k) - level as i64 - 1;
@@ -381,6 +391,7 @@ fn limited_states(
             } else {
                 DEAD
             };
+            let rest = limit.rest[s.index()];
             states.push(State {
                 rule: r,
                 local: s.index() as u32,
@@ -388,6 +399,12 @@ fn limited_states(
                 bytes: bytes(s, level)?,
                 calls: Vec::new(),
                 token_end,
+                // Each of its steps keeps the thread iff it fits in the tokens left.
+                rest: if i64::from(rest) <= allowance + 1 {
+                    rest
+                } else {
+                    NO_REST
+                },
             });
         }
     }
@@ -398,6 +415,7 @@ fn limited_states(
         bytes: Vec::new(),
         calls: Vec::new(),
         token_end: STAY,
+        rest: 0,
     });
     Ok(())
 }

@@ -613,6 +613,29 @@ fn budgets_do_not_count_routes_of_items_a_token_drops() {
     }
 }
 
+/// A limited rule whose limit is too short to spell it one byte per token: the bound must
+/// count the vocabulary's longer tokens inside it (its `rest`), on every backend, so a
+/// budget fits and every budgeted walk spells it with them.
+#[test]
+fn budgets_count_long_tokens_inside_a_limited_rule() {
+    let grammar = gbnf("root ::= \"<\" w \">\"\nw[max_tokens=3] ::= \"abcdef\"");
+    let pieces: Vec<&[u8]> = vec![b"<abcdef>"];
+    let vocab = Arc::new(sieve_testkit::substring_vocabulary(&pieces, 6, None));
+    let recognizer = Recognizer::new(&grammar).expect("small bounds");
+    for backend in BACKENDS {
+        let compiled = compile_on(&grammar, vocab.clone(), backend);
+        let min = min_budget(&compiled);
+        // "<", "abcdef", ">" and EOS at most, and one more: the least feasible budget.
+        assert!(min <= 5, "{backend}: {min}");
+        for seed in 0..6u64 {
+            let label = format!("abcdef on {backend} budget {min} seed {seed}");
+            let (output, _, steps) = budgeted_walk(&compiled, min, seed, seed % 2 == 1, &label);
+            assert!(steps <= min as usize, "{label}: {steps} steps");
+            assert!(recognizer.accepts(&output), "{label}: {output:?}");
+        }
+    }
+}
+
 /// A tight key's classification is shared across grammars through the tokenizer's store
 /// (its fingerprint is its state's with the allowance), so a second request with the same
 /// limited text classifies nothing itself, and its masks are the same as unshared.
