@@ -349,8 +349,9 @@ def test_structural_tag_as_dict_or_string(tok):
 
 def test_per_rule_token_limits_close_every_region_in_time(tok):
     """A rule with its own max_tokens (GBNF's `name[max_tokens=N]`, `any_text`'s field) is
-    spelled within that many tokens by any sampler, with and without a budget: the tokens that
-    hold a byte between the brackets are never more than the limit."""
+    spelled within that many tokens by any sampler, with and without a budget, on every
+    backend: the tokens that hold a byte between the brackets are never more than the
+    limit."""
     import random
 
     grammar = 'root ::= "<" w ">"\nw[max_tokens=3] ::= [a-z]+ (" " [a-z]+)*'
@@ -361,7 +362,10 @@ def test_per_rule_token_limits_close_every_region_in_time(tok):
     }
     bitmask = sieve.allocate_token_bitmask(1, tok.vocab_size)
     longest = 0
-    for compiled in (sieve.compile_grammar(tok, grammar), sieve.compile_structural_tag(tok, tag)):
+    backends = ("earley", "lr", "token-dfa")
+    compiled_all = [sieve.compile_grammar(tok, grammar, backend=b) for b in backends]
+    compiled_all += [sieve.compile_structural_tag(tok, tag, backend=b) for b in backends]
+    for compiled in compiled_all:
         for seed in range(8):
             for budget in (None, 12):
                 rng = random.Random(seed)
@@ -383,5 +387,5 @@ def test_per_rule_token_limits_close_every_region_in_time(tok):
                 assert holding <= 3, out
                 longest = max(longest, holding)
     assert longest == 3
-    with pytest.raises(ValueError, match="max_tokens"):
-        sieve.compile_grammar(tok, grammar, backend="lr")
+    with pytest.raises(ValueError, match="max_tokens=1 is too small"):
+        sieve.compile_grammar(tok, 'root ::= "<" w ">"\nw[max_tokens=1] ::= [a-z]+', backend="lr")
