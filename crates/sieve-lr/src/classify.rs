@@ -101,6 +101,8 @@ struct Configs<'t> {
     scratch: Stack,
     /// The entry of each direct shift taken from a configuration.
     by_shift: HashMap<(u32, u32), u32>,
+    /// Whether token ends can kill a configuration (the grammar has token limits).
+    token_ends: bool,
 }
 
 impl<'t> Configs<'t> {
@@ -113,6 +115,7 @@ impl<'t> Configs<'t> {
             rows: Vec::new(),
             scratch: Stack::default(),
             by_shift: HashMap::default(),
+            token_ends: tables.has_token_ends(),
         }
     }
 
@@ -178,9 +181,12 @@ impl<'t> Configs<'t> {
     }
 
     /// Whether a token ending at `config` survives its end.
+    #[inline]
     fn end_alive(&self, config: u32) -> bool {
-        let top = self.stacks[config as usize].top().state;
-        self.tables.token_end(top) != TokenEnd::Dead
+        !self.token_ends || {
+            let top = self.stacks[config as usize].top().state;
+            self.tables.token_end(top) != TokenEnd::Dead
+        }
     }
 
     /// The row entry of `config` on `byte`.

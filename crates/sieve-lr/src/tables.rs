@@ -183,6 +183,11 @@ impl Tables {
         });
     }
 
+    /// Whether token ends change states (the grammar has token limits).
+    pub(crate) fn has_token_ends(&self) -> bool {
+        !self.token_end.is_empty()
+    }
+
     /// What a token end does to state `s`.
     #[inline]
     pub(crate) fn token_end(&self, s: u32) -> TokenEnd {
