@@ -5,7 +5,8 @@
 //! byte classes, rule names, juxtaposition, `|`, parentheses, and `? * + {m} {m,} {m,n}`. A
 //! token terminal's encoding inside a byte string prints as `<[id]>` (`crate::token`); a set
 //! of ids stays the byte classes it is made of.
-//! A rule with a token limit prints as `name[max_tokens=N] ::= …` (XGrammar's spelling).
+//! A rule with a token limit prints as `name[max_tokens=N] ::= …` (XGrammar's spelling), a
+//! shared rule as `name[shared] ::= …`.
 //! The output depends only on the grammar's value, never on addresses or hash order.
 
 use std::fmt::{self, Write};
@@ -16,10 +17,14 @@ impl fmt::Display for Grammar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "# root: {}", self.rule(self.root()).name())?;
         for rule in self.rules() {
-            match rule.max_tokens() {
-                Some(limit) => write!(f, "{}[max_tokens={limit}] ::= ", rule.name())?,
-                None => write!(f, "{} ::= ", rule.name())?,
+            f.write_str(rule.name())?;
+            if let Some(limit) = rule.max_tokens() {
+                write!(f, "[max_tokens={limit}]")?;
             }
+            if rule.is_shared() {
+                f.write_str("[shared]")?;
+            }
+            f.write_str(" ::= ")?;
             write_expr(f, self, rule.body(), Precedence::Choice)?;
             f.write_char('\n')?;
         }

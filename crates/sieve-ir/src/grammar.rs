@@ -14,6 +14,9 @@ pub struct Rule {
     /// The most tokens one occurrence of the rule may span (see [`Rule::max_tokens`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     max_tokens: Option<u32>,
+    /// Whether the rule stays one rule (see [`Rule::is_shared`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    shared: bool,
 }
 
 impl Rule {
@@ -35,6 +38,15 @@ impl Rule {
     /// string has no tokens), and the rule's language must be regular.
     pub fn max_tokens(&self) -> Option<u32> {
         self.max_tokens
+    }
+
+    /// Whether the rule is *shared*: a front-end that refers to one regular rule from many
+    /// places asks normalisation to keep it as one rule, never copied into its callers (a
+    /// JSON Schema's string tail after a key's first character, reached from every node of
+    /// the declared names' trie). Like a limited rule, its language must be regular; the
+    /// hint changes no language, only how many automata carry it.
+    pub fn is_shared(&self) -> bool {
+        self.shared
     }
 }
 
@@ -149,6 +161,7 @@ impl Grammar {
                     name,
                     body,
                     max_tokens: None,
+                    shared: false,
                 })
                 .collect(),
             root,
@@ -190,6 +203,9 @@ impl Grammar {
             if let Some(limit) = rule.max_tokens {
                 builder.limit_tokens(id, limit);
             }
+            if rule.shared {
+                builder.share(id);
+            }
         }
         builder
     }
@@ -199,6 +215,13 @@ impl Grammar {
         self.rule_ids()
             .zip(&self.rules)
             .filter_map(|(id, rule)| rule.max_tokens.map(|limit| (id, limit)))
+    }
+
+    /// The shared rules ([`Rule::is_shared`]), in id order.
+    pub fn shared_rules(&self) -> impl Iterator<Item = RuleId> + '_ {
+        self.rule_ids()
+            .zip(&self.rules)
+            .filter_map(|(id, rule)| rule.shared.then_some(id))
     }
 
     /// Gives rule `id` the token limit `limit` (or removes it): for passes that rebuild a
@@ -219,6 +242,7 @@ pub struct GrammarBuilder {
     names: Vec<String>,
     bodies: Vec<Option<Expr>>,
     limits: Vec<Option<u32>>,
+    shared: Vec<bool>,
     by_name: HashMap<String, RuleId>,
     fresh_names: FreshNames,
 }
@@ -264,6 +288,7 @@ impl GrammarBuilder {
         self.names.push(name.to_owned());
         self.bodies.push(None);
         self.limits.push(None);
+        self.shared.push(false);
         self.by_name.insert(name.to_owned(), id);
         Ok(id)
     }
@@ -292,6 +317,14 @@ impl GrammarBuilder {
     /// When `id` was not declared by this builder.
     pub fn limit_tokens(&mut self, id: RuleId, max_tokens: u32) {
         self.limits[id.index()] = Some(max_tokens);
+    }
+
+    /// Marks a declared rule shared ([`Rule::is_shared`]).
+    ///
+    /// # Panics
+    /// When `id` was not declared by this builder.
+    pub fn share(&mut self, id: RuleId) {
+        self.shared[id.index()] = true;
     }
 
     /// The id of the rule named `name`.
@@ -323,12 +356,16 @@ impl GrammarBuilder {
     /// result must pass the verifier.
     pub fn build(self, root: RuleId) -> Result<Grammar, IrError> {
         let mut rules = Vec::with_capacity(self.names.len());
-        for ((name, body), max_tokens) in self.names.into_iter().zip(self.bodies).zip(self.limits) {
+        let attributes = self.limits.into_iter().zip(self.shared);
+        for ((name, body), (max_tokens, shared)) in
+            self.names.into_iter().zip(self.bodies).zip(attributes)
+        {
             match body {
                 Some(body) => rules.push(Rule {
                     name,
                     body,
                     max_tokens,
+                    shared,
                 }),
                 None => return Err(IrError::UndefinedRule(name)),
             }
@@ -431,6 +468,29 @@ mod tests {
         let dangling = json.replace(r#"{"Ref":1}"#, r#"{"Ref":7}"#);
         assert_ne!(dangling, json);
         assert!(serde_json::from_str::<Grammar>(&dangling).is_err());
+    }
+
+    /// The shared mark goes through the builder, `to_builder`, the text form and serde, and
+    /// a grammar without one serialises as before (no `shared` field).
+    #[test]
+    fn shared_rules_keep_their_mark() {
+        let plain = sample();
+        assert_eq!(plain.shared_rules().count(), 0);
+        assert!(!serde_json::to_string(&plain).unwrap().contains("shared"));
+        let mut b = plain.to_builder();
+        let item = b.lookup("item").unwrap();
+        b.share(item);
+        let grammar = b.build(plain.root()).unwrap();
+        assert_eq!(grammar.shared_rules().collect::<Vec<_>>(), [item]);
+        assert!(grammar.rule(item).is_shared());
+        assert!(
+            grammar.to_string().contains("item[shared] ::= \"ab\""),
+            "{grammar}"
+        );
+        let again = grammar.to_builder().build(grammar.root()).unwrap();
+        assert_eq!(again, grammar);
+        let json = serde_json::to_string(&grammar).unwrap();
+        assert_eq!(serde_json::from_str::<Grammar>(&json).unwrap(), grammar);
     }
 
     #[test]
