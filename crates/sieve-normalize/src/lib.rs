@@ -19,8 +19,9 @@
 //! 10. `inline-terminals` — small rules that refer to no other rule are substituted where they
 //!     are used, so lexical structure (a string's characters) lives in one automaton.
 //!
-//! Rules with a token limit (`Rule::max_tokens`) are set aside before the passes and put
-//! back after them as one reference-free regular rule each (`limits`).
+//! Rules with a token limit (`Rule::max_tokens`), and shared rules (`Rule::is_shared`) whose
+//! language is regular, are set aside before the passes and put back after them as one
+//! reference-free regular rule each (`limits`).
 //!
 //! What holds after each pass is stated in its module and checked by [`check_stage`], which
 //! [`normalize`] runs after every pass in debug builds (with the IR verifier); tests run it
@@ -281,7 +282,7 @@ fn run(
     config: &Config,
     mut after_pass: Option<AfterPass<'_>>,
 ) -> Result<Normalized, NormalizeError> {
-    let has_limits = grammar.token_limits().next().is_some();
+    let has_limits = limits::has_regions(grammar);
     let (mut current, regions) = if has_limits {
         limits::set_aside(grammar, config)?
     } else {

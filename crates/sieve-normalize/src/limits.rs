@@ -1,11 +1,14 @@
-//! Rules with a token limit (`Rule::max_tokens`) through normalisation.
+//! Rules with a token limit (`Rule::max_tokens`), and shared rules (`Rule::is_shared`),
+//! through normalisation.
 //!
 //! The runtime counts the tokens of a limited rule's occurrence by the Earley items of its
 //! own automaton, so a limited rule must reach the automata layer as **one rule whose body
 //! references no rule**: a regular expression over bytes, not derived from ε. The passes would
 //! otherwise split it (`flatten`), merge it with an equal unlimited rule (`merge-identical`),
-//! or inline it into its callers (`inline-terminals`). So normalisation sets each limited
-//! rule aside and puts it back:
+//! or inline it into its callers (`inline-terminals`). A shared rule asks for the same
+//! treatment for another reason: a front-end refers to it from many places and wants one
+//! automaton for all of them, where `inline-terminals` would copy it into every caller. So
+//! normalisation sets each limited or shared rule aside (a *region*) and puts it back:
 //!
 //! 1. [`set_aside`]: each limited rule `R` is normalised on its own (the rules it reaches,
 //!    with `R` as root), right-linear cycles among them (free text written as an automaton)
@@ -17,7 +20,10 @@
 //!    derives ε.
 //! 2. The passes run; the placeholder is just a byte string to them.
 //! 3. [`splice`]: every placeholder left in the normalised grammar becomes a reference to a
-//!    new rule (named after `R`) whose body is `E` without ε, with `R`'s limit.
+//!    new rule (named after `R`) whose body is `E` without ε, with `R`'s limit if it has one.
+//!
+//! To the passes a placeholder is a byte string, so the rules around it are terminal and may
+//! be inlined into each other; the region itself is never copied.
 //!
 //! # Invariants
 //!
@@ -36,12 +42,21 @@ use crate::{analysis, NormalizeError};
 /// The first pseudo token id of a placeholder (ids of real tokens are below it).
 const PLACEHOLDER_BASE: u32 = 1 << 23;
 
-/// A limited rule set aside: its regular body without ε, its limit, and its name.
+/// A limited or shared rule set aside: its regular body without ε, its limit if it has one,
+/// and its name.
 #[derive(Clone)]
 pub(crate) struct Region {
     name: String,
     body: Expr,
-    max_tokens: u32,
+    max_tokens: Option<u32>,
+}
+
+/// Whether `grammar` has a rule to set aside.
+pub(crate) fn has_regions(grammar: &Grammar) -> bool {
+    grammar
+        .rules()
+        .iter()
+        .any(|r| r.max_tokens().is_some() || r.is_shared())
 }
 
 /// The placeholder bytes of region `index`.
@@ -66,7 +81,12 @@ pub(crate) fn set_aside(
     grammar: &Grammar,
     config: &crate::Config,
 ) -> Result<(Grammar, Vec<Region>), NormalizeError> {
-    let limited: Vec<(RuleId, u32)> = grammar.token_limits().collect();
+    let limited: Vec<(RuleId, Option<u32>)> = grammar
+        .rule_ids()
+        .zip(grammar.rules())
+        .filter(|(_, rule)| rule.max_tokens().is_some() || rule.is_shared())
+        .map(|(id, rule)| (id, rule.max_tokens()))
+        .collect();
     if limited.len() >= (1 << 23) {
         return Err(NormalizeError::TooLarge {
             pass: "token-limits",
@@ -75,11 +95,22 @@ pub(crate) fn set_aside(
             limit: (1 << 23) - 1,
         });
     }
-    let mut builder = grammar.to_builder();
+    // The passes see no attribute: rebuilding from the rewrite drops every limit and mark.
+    let (mut rules, root) = grammar.clone().into_rewrite();
     let mut regions = Vec::with_capacity(limited.len());
-    for (index, &(id, max_tokens)) in limited.iter().enumerate() {
+    for &(id, max_tokens) in &limited {
         let name = grammar.rule(id).name().to_owned();
-        let body = regular_body(grammar, id, config)?;
+        let body = match max_tokens {
+            Some(_) => regular_body(grammar, id, config)?,
+            // A shared rule that is not regular, or reaches a limited rule, is only a hint
+            // that cannot be followed: it goes through the passes like any rule.
+            None if reaches_limit(grammar, id) => continue,
+            None => match regular_body(grammar, id, config) {
+                Ok(body) => body,
+                Err(_) => continue,
+            },
+        };
+        let index = regions.len();
         let marker = Expr::bytes(placeholder(index).to_vec());
         let (stand_in, body) = match body {
             Body::Empty => (Expr::empty(), None),
@@ -92,7 +123,7 @@ pub(crate) fn set_aside(
                 (marker, Some(body))
             }
         };
-        builder.define(id, stand_in);
+        rules[id.index()].1 = stand_in;
         if let Some(body) = body {
             regions.push(Region {
                 name,
@@ -109,12 +140,7 @@ pub(crate) fn set_aside(
             });
         }
     }
-    let mut stripped = builder
-        .build(grammar.root())
-        .map_err(NormalizeError::from_ir)?;
-    for (id, _) in limited {
-        stripped.set_token_limit(id, None);
-    }
+    let stripped = Grammar::from_rewrite(rules, root).map_err(NormalizeError::from_ir)?;
     Ok((stripped, regions))
 }
 
@@ -125,13 +151,44 @@ enum Body {
     NonEmpty { body: Expr, nullable: bool },
 }
 
+/// Whether a rule `id` reaches (through references) has a token limit.
+fn reaches_limit(grammar: &Grammar, id: RuleId) -> bool {
+    let mut seen = vec![false; grammar.rules().len()];
+    let mut stack = vec![id];
+    seen[id.index()] = true;
+    let mut found = false;
+    while let Some(rule) = stack.pop() {
+        grammar.rule(rule).body().for_each_ref(&mut |r| {
+            if !seen[r.index()] {
+                seen[r.index()] = true;
+                found |= grammar.rule(r).max_tokens().is_some();
+                stack.push(r);
+            }
+        });
+    }
+    found
+}
+
 /// The limited rule `id` as one regular expression: the rules it reaches, normalised with it
-/// as root, then substituted into its body.
+/// as root, then substituted into its body. A body that already is one (no reference, loop
+/// repetitions only) is taken as it is.
 fn regular_body(
     grammar: &Grammar,
     id: RuleId,
     config: &crate::Config,
 ) -> Result<Body, NormalizeError> {
+    let own = grammar.rule(id).body();
+    let mut refers = false;
+    own.for_each_ref(&mut |_| refers = true);
+    if !refers && crate::has_only_loop_repeats(own) {
+        return Ok(match non_empty(own) {
+            None => Body::Empty,
+            Some(body) => Body::NonEmpty {
+                body,
+                nullable: nullable(own),
+            },
+        });
+    }
     let sub = reachable_from(grammar, id)?;
     let normalized = crate::normalize(&sub, config)?.into_grammar();
     let normalized =
@@ -358,9 +415,34 @@ pub(crate) fn splice(grammar: Grammar, regions: Vec<Region>) -> Result<Grammar, 
     }
     let mut grammar = Grammar::from_rewrite(rules, root).map_err(NormalizeError::from_ir)?;
     for (index, id) in added {
-        grammar.set_token_limit(id, Some(regions[index].max_tokens));
+        grammar.set_token_limit(id, regions[index].max_tokens);
     }
     Ok(grammar)
+}
+
+/// Whether `expr` holds a region's placeholder and is more than the stand-in of the region
+/// (its placeholder, optional or not): a body with a reference once spliced, which
+/// `inline-terminals` counts as one, so the rules around a shared rule stay apart as they
+/// would around a reference. The stand-in itself is inlined like a unit rule.
+pub(crate) fn refers_to_region(expr: &Expr) -> bool {
+    let placeholder_only = |e: &Expr| matches!(e.kind(), ExprKind::Bytes(b) if b.len() == 4 && placeholder_at(b).is_some());
+    let stand_in = match expr.kind() {
+        ExprKind::Repeat {
+            item,
+            min: 0,
+            max: Some(1),
+        } => placeholder_only(item),
+        _ => placeholder_only(expr),
+    };
+    !stand_in && holds_placeholder(expr)
+}
+
+/// Whether `expr` holds a region's placeholder.
+fn holds_placeholder(expr: &Expr) -> bool {
+    match expr.kind() {
+        ExprKind::Bytes(bytes) => (0..bytes.len()).any(|i| placeholder_at(&bytes[i..]).is_some()),
+        _ => expr.children().iter().any(holds_placeholder),
+    }
 }
 
 /// `expr` with every placeholder inside its byte strings replaced by `rule(index)`.
@@ -485,5 +567,107 @@ mod tests {
         let normalized = crate::normalize(&b.build(root).unwrap(), &Default::default()).unwrap();
         assert_eq!(normalized.token_limits().count(), 1, "{normalized}");
         assert!(normalized.to_string().contains("[max_tokens=2]"));
+    }
+
+    /// `root ::= ("a" | "b" | … ) tail` for `callers` first bytes, `tail` a string of any
+    /// letters then `"`, `tail` shared or not.
+    fn callers_of_a_tail(callers: u8, shared: bool) -> Grammar {
+        let mut b = GrammarBuilder::new();
+        let root = b.declare("root").unwrap();
+        let tail = b.declare("tail").unwrap();
+        let letters = Expr::class(sieve_ir::ByteClass::range(b'a', b'z')).unwrap();
+        b.define(tail, Expr::seq([Expr::star(letters), Expr::bytes("\"")]));
+        if shared {
+            b.share(tail);
+        }
+        let alternatives = (0..callers).map(|i| {
+            let caller = b.declare(&format!("caller{i}")).unwrap();
+            b.define(
+                caller,
+                Expr::seq([Expr::bytes([b'0' + i]), Expr::rule(tail)]),
+            );
+            Expr::rule(caller)
+        });
+        let body = Expr::choice(alternatives.collect::<Vec<_>>()).unwrap();
+        b.define(root, body);
+        b.build(root).unwrap()
+    }
+
+    /// How many copies of the tail's loop `grammar` holds.
+    fn copies_of_the_tail(grammar: &Grammar) -> usize {
+        grammar.to_string().matches("[a-z]*").count()
+    }
+
+    #[test]
+    fn a_shared_rule_stays_one_rule_that_every_caller_refers_to() {
+        let inlined = crate::normalize(&callers_of_a_tail(4, false), &Default::default()).unwrap();
+        let shared = crate::normalize(&callers_of_a_tail(4, true), &Default::default()).unwrap();
+        assert_eq!(copies_of_the_tail(&inlined), 4, "{inlined}");
+        assert_eq!(copies_of_the_tail(&shared), 1, "{shared}");
+        crate::check_stage(&shared, crate::Stage::Final).unwrap();
+        assert_eq!(
+            shared.shared_rules().count(),
+            0,
+            "the mark is spent: {shared}"
+        );
+        for grammar in [&inlined, &shared] {
+            let reference = sieve_ir::reference::Recognizer::new(grammar).unwrap();
+            for (text, ok) in [
+                ("0\"", true),
+                ("3abc\"", true),
+                ("4a\"", false),
+                ("1ab", false),
+            ] {
+                assert_eq!(reference.accepts(text.as_bytes()), ok, "{text}: {grammar}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_shared_rule_that_is_not_regular_goes_through_the_passes() {
+        let mut b = GrammarBuilder::new();
+        let root = b.declare("root").unwrap();
+        let nested = b.declare("nested").unwrap();
+        b.define(
+            nested,
+            Expr::choice([
+                Expr::seq([Expr::bytes("("), Expr::rule(nested), Expr::bytes(")")]),
+                Expr::bytes("x"),
+            ])
+            .unwrap(),
+        );
+        b.share(nested);
+        b.define(root, Expr::seq([Expr::bytes("<"), Expr::rule(nested)]));
+        let normalized = crate::normalize(&b.build(root).unwrap(), &Default::default()).unwrap();
+        let reference = sieve_ir::reference::Recognizer::new(&normalized).unwrap();
+        for (text, ok) in [("<x", true), ("<((x))", true), ("<((x)", false)] {
+            assert_eq!(
+                reference.accepts(text.as_bytes()),
+                ok,
+                "{text}: {normalized}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_shared_rule_reaching_a_limited_one_keeps_the_limit_apart() {
+        let grammar = limited(|b, text| {
+            let outer = b.declare("outer").unwrap();
+            b.define(
+                outer,
+                Expr::seq([Expr::bytes("["), Expr::rule(text), Expr::bytes("]")]),
+            );
+            b.share(outer);
+            Expr::plus(Expr::bytes("y"))
+        });
+        let mut b = grammar.to_builder();
+        let root = b.lookup("root").unwrap();
+        let outer = b.lookup("outer").unwrap();
+        b.define(root, Expr::seq([Expr::rule(outer), Expr::rule(outer)]));
+        let normalized = crate::normalize(&b.build(root).unwrap(), &Default::default()).unwrap();
+        assert_eq!(normalized.token_limits().count(), 1, "{normalized}");
+        let reference = sieve_ir::reference::Recognizer::new(&normalized).unwrap();
+        assert!(reference.accepts(b"[yy][y]"), "{normalized}");
+        assert!(!reference.accepts(b"[yy]"), "{normalized}");
     }
 }

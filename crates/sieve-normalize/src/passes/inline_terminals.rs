@@ -9,6 +9,10 @@
 //! string; with `char` inlined, the string is one automaton and almost every token is decided
 //! by the cache (XGrammar's "context-independent" tokens).
 //!
+//! A rule holding the placeholder of a limited or shared rule (`crate::limits`) is not
+//! terminal, unless it is only that placeholder: the placeholder becomes a reference once
+//! spliced back.
+//!
 //! Not inlined: the root, rules larger than [`MAX_INLINED_SIZE`] expression nodes (so the
 //! grammar grows by at most that much per reference), counted rules, and nothing is inlined
 //! *into* a counted rule (its body must stay `R{m,n}`). Inlining only ever saves runtime work,
@@ -63,8 +67,10 @@ pub fn inline_terminals(grammar: Grammar, config: &Config) -> Result<Grammar, No
                 }
             }
             let body = draft.bodies[id].as_ref().expect("set above");
-            inlinable[id] =
-                id != root && body.size() <= MAX_INLINED_SIZE && !refers_to_any_rule(body);
+            inlinable[id] = id != root
+                && body.size() <= MAX_INLINED_SIZE
+                && !refers_to_any_rule(body)
+                && !crate::limits::refers_to_region(body);
         }
     }
     draft.finish()
