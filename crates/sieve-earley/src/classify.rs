@@ -1395,14 +1395,14 @@ mod tests {
                 "tags": {"type": "array", "items": {"type": "string"}},
                 "code": {"type": "string", "maxLength": 5},
                 "comment": {"type": "string", "maxLength": 40},
-                "word": {"type": "string", "minLength": 3}
+                "word": {"type": "string", "minLength": 3},
+                "other": {"type": "string", "pattern": "^[^a]"}
             },
             "required": ["name"]
         });
         let grammar = sieve_jsonschema::compile(&schema, &Default::default()).expect("compiles");
         let g = engine(&grammar.grammar).expect("builds");
-        // Keys other than the listed ones start with any character but the first of a
-        // listed name, unless more follows: odd first bytes.
+        // A string whose first character may not be `a`, then anything: odd first bytes.
         let (mut text_states, mut odd_states) = (0, 0);
         // Bounded strings count characters: chains that die, run open, or loop after the
         // minimum length.

@@ -22,7 +22,7 @@
 use serde_json::Value;
 use sieve_ir::{ByteClass, Expr};
 
-use crate::string::{any_char, spell_char, spell_except, string_literal};
+use crate::string::{any_char, canonical, spell_char, spell_except, string_literal};
 use crate::{Error, ErrorKind, Escapes, Options, Whitespace};
 
 /// The gap and separator expressions of one compilation.
@@ -173,16 +173,27 @@ fn number_literal(n: &serde_json::Number) -> Expr {
     }
 }
 
+/// What kind of rule [`string_except`] asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sharing {
+    /// An ordinary rule, which normalisation may inline again where it is small.
+    Rule,
+    /// A shared rule ([`sieve_ir::Rule::is_shared`]): one automaton for every reference.
+    Tail,
+}
+
 /// A whole JSON string (quotes included) whose decoded value is none of `names`.
 ///
 /// A trie of the names is walked character by character, each character in every spelling
 /// `escapes` allows; a character that leaves the trie leads to any further characters, and
 /// the closing quote is allowed except at the end of a name.
-/// `share` turns an expression used in many places into a reference to one rule.
+/// `share` turns an expression used in many places into a reference to one rule, of the kind
+/// [`Sharing`] says. The string tail after the first character that leaves the trie is a
+/// [`Sharing::Tail`], so every node reaches the same automaton.
 pub(crate) fn string_except(
     names: &[&str],
     escapes: Escapes,
-    share: &mut dyn FnMut(Expr) -> Result<Expr, Error>,
+    share: &mut dyn FnMut(Expr, Sharing) -> Result<Expr, Error>,
 ) -> Result<Expr, Error> {
     // The trie: children (char, node) per node, and which nodes end a name.
     let mut children: Vec<Vec<(char, usize)>> = vec![Vec::new()];
@@ -203,12 +214,20 @@ pub(crate) fn string_except(
         }
         terminal[node] = true;
     }
-    let free = share(Expr::seq([
-        Expr::star(any_char(escapes)),
-        Expr::bytes(*b"\""),
-    ]))?;
+    if children[0].is_empty() {
+        // No name, or only the empty one: a plain string, one automaton wherever it is used
+        // (a map's keys), with nothing to share.
+        let chars = match terminal[0] {
+            true => Expr::plus(any_char(escapes)),
+            false => Expr::star(any_char(escapes)),
+        };
+        return Ok(Expr::seq([Expr::bytes(*b"\""), chars, Expr::bytes(*b"\"")]));
+    }
+    let rest = Expr::seq([Expr::star(any_char(escapes)), Expr::bytes(*b"\"")]);
+    let free = share(rest.clone(), Sharing::Tail)?;
     let mut others: std::collections::HashMap<Vec<char>, Option<Expr>> =
         std::collections::HashMap::new();
+    let mut not_raw_ascii = std::collections::HashMap::new();
     // Children are created after their parents, so a reverse sweep sees children first.
     let mut exprs: Vec<Option<Expr>> = vec![None; children.len()];
     for node in (0..children.len()).rev() {
@@ -226,9 +245,16 @@ pub(crate) fn string_except(
         let other = match others.get(&used) {
             Some(other) => other.clone(),
             None => {
-                let other = match spell_except(&used, escapes) {
-                    Some(chars) => Some(share(Expr::seq([chars, free.clone()]))?),
-                    None => None,
+                let other = match escapes {
+                    Escapes::Canonical => {
+                        leave_canonically(&used, (&free, &rest), &mut not_raw_ascii, share)?
+                    }
+                    Escapes::Any => match spell_except(&used, escapes) {
+                        Some(chars) => {
+                            Some(share(Expr::seq([chars, free.clone()]), Sharing::Rule)?)
+                        }
+                        None => None,
+                    },
                 };
                 others.insert(used, other.clone());
                 other
@@ -239,7 +265,7 @@ pub(crate) fn string_except(
         // A rule every 16 nodes keeps expressions shallow along long names.
         if node % 16 == 15 {
             if let Some(e) = expr {
-                expr = Some(share(e)?);
+                expr = Some(share(e, Sharing::Rule)?);
             }
         }
         exprs[node] = expr;
@@ -250,6 +276,54 @@ pub(crate) fn string_except(
             .take()
             .expect("the root always has other characters"),
     ]))
+}
+
+/// The keys, under [`Escapes::Canonical`], that leave a trie node whose children start with
+/// `used`: a character not in `used`, then the rest of the string (`rest`, and `free`, the
+/// shared rule of it).
+///
+/// Written as `[ASCII spelled raw, less used] free | not_raw_ascii`, where `not_raw_ascii`
+/// (a non-ASCII character or an escape, not in `used`, then the rest, written out so the
+/// shared rule refers to no other) depends only on the characters of `used` that are not
+/// spelled as one raw ASCII byte — none, for most names — so one rule serves every node of
+/// the trie. Only the byte class differs from node to node.
+fn leave_canonically(
+    used: &[char],
+    (free, rest): (&Expr, &Expr),
+    not_raw_ascii: &mut std::collections::HashMap<Vec<char>, Option<Expr>>,
+    share: &mut dyn FnMut(Expr, Sharing) -> Result<Expr, Error>,
+) -> Result<Option<Expr>, Error> {
+    let spelled_raw = |c: char| c.is_ascii() && canonical(c) == [c as u8];
+    let mut raw = ByteClass::default();
+    for byte in 0..=0x7f_u8 {
+        let c = char::from(byte);
+        if spelled_raw(c) && !used.contains(&c) {
+            raw.insert(byte);
+        }
+    }
+    let others: Vec<char> = used.iter().copied().filter(|&c| !spelled_raw(c)).collect();
+    let leaving = match not_raw_ascii.get(&others) {
+        Some(leaving) => leaving.clone(),
+        None => {
+            let mut excluded: Vec<char> = (0..=0x7f_u8)
+                .map(char::from)
+                .filter(|&c| spelled_raw(c))
+                .collect();
+            excluded.extend(&others);
+            excluded.sort_unstable();
+            let leaving = match spell_except(&excluded, Escapes::Canonical) {
+                Some(chars) => Some(share(Expr::seq([chars, rest.clone()]), Sharing::Tail)?),
+                None => None,
+            };
+            not_raw_ascii.insert(others, leaving.clone());
+            leaving
+        }
+    };
+    let raw = Expr::class(raw).map(|raw| Expr::seq([raw, free.clone()]));
+    match Expr::choice(raw.into_iter().chain(leaving)) {
+        Some(other) => Ok(Some(share(other, Sharing::Rule)?)),
+        None => Ok(None),
+    }
 }
 
 #[cfg(test)]
@@ -345,10 +419,13 @@ mod tests {
         .into();
         for escapes in [Escapes::Any, Escapes::Canonical] {
             let builder = RefCell::new(GrammarBuilder::new());
-            let mut share = |body: Expr| -> Result<Expr, Error> {
+            let mut share = |body: Expr, sharing: Sharing| -> Result<Expr, Error> {
                 let mut b = builder.borrow_mut();
                 let id = b.fresh("shared").unwrap();
                 b.define(id, body);
+                if sharing == Sharing::Tail {
+                    b.share(id);
+                }
                 Ok(Expr::rule(id))
             };
             let body = string_except(&names, escapes, &mut share).unwrap();

@@ -31,7 +31,7 @@
 use serde_json::Value;
 use sieve_ir::Expr;
 
-use crate::layout::string_except;
+use crate::layout::{string_except, Sharing};
 use crate::string::{key_regions, string_literal, string_schema, StringSpec};
 use crate::walk::{Compiler, Elem, ObjectPart, Shape, ALL, STRING};
 use crate::{Error, ErrorKind, PropertyOrder};
@@ -388,10 +388,14 @@ fn regions(
     Ok(Expr::choice(alternatives))
 }
 
-/// [`string_except`] with shared sub-rules.
+/// [`string_except`] with shared sub-rules; its string tails are shared by every object of
+/// the compilation.
 fn except(c: &mut Compiler<'_>, names: &[&str], ptr: &str) -> Result<Expr, Error> {
     let escapes = c.layout.key_escapes;
-    string_except(names, escapes, &mut |e| c.share("key_chars", e, ptr))
+    string_except(names, escapes, &mut |e, sharing| match sharing {
+        Sharing::Rule => c.share("key_chars", e, ptr),
+        Sharing::Tail => c.shared_tail("key_tail", e, ptr),
+    })
 }
 
 /// The property-count bounds a body of `n` declared members tracks, and the cap: the largest

@@ -292,6 +292,8 @@ pub(crate) struct Compiler<'a> {
     /// built, normalised and determinised once. Only successes are kept, so a refusal is
     /// still reported (or warned about) at every pointer.
     leaves: HashMap<LeafKey, Expr>,
+    /// The shared rules made so far ([`Compiler::shared_tail`]), by body.
+    shared_tails: HashMap<Expr, Expr>,
 }
 
 /// What a string or number schema's grammar depends on: its keywords' values. The pointer
@@ -372,6 +374,7 @@ impl<'a> Compiler<'a> {
             any_value: None,
             bases: HashMap::new(),
             leaves: HashMap::new(),
+            shared_tails: HashMap::new(),
         }
     }
 
@@ -431,6 +434,21 @@ impl<'a> Compiler<'a> {
         let id = self.new_rule(base, ptr)?;
         self.define(id, body, ptr)?;
         Ok(Expr::rule(id))
+    }
+
+    /// A reference to a shared rule ([`sieve_ir::Rule::is_shared`]) with this body: one rule
+    /// per distinct body in the whole compilation, which normalisation keeps as one automaton
+    /// however many rules refer to it.
+    pub(crate) fn shared_tail(&mut self, base: &str, body: Expr, ptr: &str) -> Result<Expr, Error> {
+        if let Some(rule) = self.shared_tails.get(&body) {
+            return Ok(rule.clone());
+        }
+        let id = self.new_rule(base, ptr)?;
+        self.define(id, body.clone(), ptr)?;
+        self.builder.share(id);
+        let rule = Expr::rule(id);
+        self.shared_tails.insert(body, rule.clone());
+        Ok(rule)
     }
 
     /// Refuses `keyword` at `ptr`: an [`ErrorKind::Unsupported`] error, or in lenient mode a
