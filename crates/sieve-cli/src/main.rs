@@ -13,7 +13,7 @@
 //! The kind of file comes from its extension (`.gbnf`, `.ebnf`, `.regex`, `.json`, `.lark`) or
 //! `--format`; `--structural-tag FILE` (on every command that takes a constraint) is always
 //! an XGrammar structural tag; `--schema FILE` is always a JSON Schema, compiled as `--whitespace`,
-//! `--order`, `--escapes` and `--lenient` say (lenient-mode warnings go to stderr);
+//! `--order`, `--escapes`, `--key-escapes` and `--lenient` say (lenient-mode warnings go to stderr);
 //! `--tools FILE --tool-format NAME` (on the same commands) is OpenAI-style tools in a model's
 //! tool-call format (`sieve_structural::models`; docs/tool-formats.md).
 //! Exit codes: 0 success, 1 the input is wrong (diagnostics on stderr), 2 usage or I/O
@@ -304,6 +304,10 @@ struct SchemaArgs {
     /// Any escape RFC 8259 allows in strings, or one canonical spelling per string.
     #[arg(long, value_enum, default_value_t = EscapesArg::Any)]
     escapes: EscapesArg,
+    /// Property names: one canonical spelling each (declared names literally, as XGrammar and
+    /// llguidance write them), or any escape RFC 8259 allows.
+    #[arg(long, value_enum, default_value_t = EscapesArg::Canonical)]
+    key_escapes: EscapesArg,
     /// Drop keywords that cannot be enforced (a warning each on stderr) instead of failing.
     #[arg(long)]
     lenient: bool,
@@ -320,10 +324,8 @@ impl SchemaArgs {
                 OrderArg::Schema => sieve_jsonschema::PropertyOrder::Schema,
                 OrderArg::Any => sieve_jsonschema::PropertyOrder::Any,
             },
-            escapes: match self.escapes {
-                EscapesArg::Any => sieve_jsonschema::Escapes::Any,
-                EscapesArg::Canonical => sieve_jsonschema::Escapes::Canonical,
-            },
+            escapes: self.escapes.into(),
+            key_escapes: Some(self.key_escapes.into()),
             lenient: self.lenient,
             ..sieve_jsonschema::Options::default()
         }
@@ -346,6 +348,15 @@ enum OrderArg {
 enum EscapesArg {
     Any,
     Canonical,
+}
+
+impl From<EscapesArg> for sieve_jsonschema::Escapes {
+    fn from(arg: EscapesArg) -> Self {
+        match arg {
+            EscapesArg::Any => sieve_jsonschema::Escapes::Any,
+            EscapesArg::Canonical => sieve_jsonschema::Escapes::Canonical,
+        }
+    }
 }
 
 /// A stage of the pipeline that `sieve ir` prints.

@@ -196,8 +196,10 @@ pub struct Options {
     /// How string characters may be written (default [`Escapes::Any`]).
     pub escapes: Escapes,
     /// How the characters of property names may be written, when they differ from string
-    /// values' (`None`, the default: as [`Options::escapes`]). XGrammar writes the names a
-    /// schema declares literally: `Some(Escapes::Canonical)` does the same.
+    /// values' (`None`: as [`Options::escapes`]). The default, `Some(Escapes::Canonical)`,
+    /// writes every name one way, as XGrammar and llguidance do: `{"a":1}` but not
+    /// `{"\u0061":1}`. `Some(Escapes::Any)` accepts every spelling RFC 8259 allows, at about
+    /// five more automaton states per character of every declared name.
     pub key_escapes: Option<Escapes>,
     /// Drop keywords that cannot be enforced, with a warning each, instead of failing.
     pub lenient: bool,
@@ -215,7 +217,7 @@ impl Default for Options {
             property_order: PropertyOrder::Schema,
             max_any_order_properties: 8,
             escapes: Escapes::Any,
-            key_escapes: None,
+            key_escapes: Some(Escapes::Canonical),
             lenient: false,
             limits: Limits::default(),
         }

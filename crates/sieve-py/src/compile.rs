@@ -142,6 +142,8 @@ fn json_text(schema: &Bound<'_, PyAny>) -> PyResult<String> {
 /// ``whitespace``: ``"compact"`` (none between tokens) or ``"flexible"`` (a few whitespace
 /// characters in every gap). ``order``: ``"schema"`` (properties in the schema's order) or
 /// ``"any"``. ``escapes``: ``"any"`` (every escape RFC 8259 allows) or ``"canonical"``.
+/// ``key_escapes``: the same for property names, ``"canonical"`` by default (declared names
+/// written literally, as XGrammar and llguidance write them).
 /// ``lenient``: drop keywords sieve cannot enforce (listed in ``warnings``) instead of
 /// raising. ``ahead_of_time``: ``True`` classifies every state while compiling, a number of
 /// seconds the costliest first within that time, ``False`` none (masks classify as they go).
@@ -150,7 +152,7 @@ fn json_text(schema: &Bound<'_, PyAny>) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (
     tokenizer, schema, *, whitespace="compact", order="schema", escapes="any",
-    lenient=false, ahead_of_time=None, backend="earley"
+    key_escapes="canonical", lenient=false, ahead_of_time=None, backend="earley"
 ))]
 #[allow(clippy::too_many_arguments)] // The keyword arguments of the Python API, one each.
 pub fn compile_json_schema(
@@ -160,11 +162,12 @@ pub fn compile_json_schema(
     whitespace: &str,
     order: &str,
     escapes: &str,
+    key_escapes: &str,
     lenient: bool,
     ahead_of_time: Option<&Bound<'_, PyAny>>,
     backend: &str,
 ) -> PyResult<CompiledGrammar> {
-    use sieve_jsonschema::{Escapes, PropertyOrder, Whitespace};
+    use sieve_jsonschema::{PropertyOrder, Whitespace};
     let json_options = sieve_jsonschema::Options {
         whitespace: match whitespace {
             "compact" => Whitespace::Compact,
@@ -176,11 +179,8 @@ pub fn compile_json_schema(
             "any" => PropertyOrder::Any,
             _ => return Err(choice_error("order", order, "schema, any")),
         },
-        escapes: match escapes {
-            "any" => Escapes::Any,
-            "canonical" => Escapes::Canonical,
-            _ => return Err(choice_error("escapes", escapes, "any, canonical")),
-        },
+        escapes: escapes_choice("escapes", escapes)?,
+        key_escapes: Some(escapes_choice("key_escapes", key_escapes)?),
         lenient,
         ..sieve_jsonschema::Options::default()
     };
@@ -337,6 +337,15 @@ fn options_or_default(
         .parse::<BackendChoice>()
         .map_err(|e| PyValueError::new_err(format!("backend={backend:?}: {e}")))?;
     Ok(options)
+}
+
+/// The [`sieve_jsonschema::Escapes`] a keyword argument names.
+fn escapes_choice(name: &str, given: &str) -> PyResult<sieve_jsonschema::Escapes> {
+    match given {
+        "any" => Ok(sieve_jsonschema::Escapes::Any),
+        "canonical" => Ok(sieve_jsonschema::Escapes::Canonical),
+        _ => Err(choice_error(name, given, "any, canonical")),
+    }
 }
 
 fn choice_error(name: &str, given: &str, choices: &str) -> PyErr {

@@ -99,7 +99,8 @@ impl Default for Limits {
 pub struct Options {
     /// The base options of embedded JSON Schemas; whitespace is always flexible and
     /// `max_whitespace` is set per schema; property names are written literally (canonical
-    /// escapes only, as XGrammar writes them) unless `key_escapes` is set.
+    /// escapes only, as XGrammar writes them) unless `key_escapes` says otherwise (`None`
+    /// here means canonical too, not "as `escapes`").
     pub json: sieve_jsonschema::Options,
     /// The most whitespace characters per JSON gap when a `json_schema` gives no
     /// `max_whitespace_cnt` (XGrammar then allows any number; sieve keeps a bound so a model

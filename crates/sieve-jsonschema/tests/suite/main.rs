@@ -830,12 +830,81 @@ fn property_names() {
     );
 }
 
+/// Every spelling of a key, as RFC 8259 allows them (not the default).
+fn any_key_spelling() -> Options {
+    Options {
+        key_escapes: Some(sieve_jsonschema::Escapes::Any),
+        ..Options::default()
+    }
+}
+
+/// By default keys are written one way, as XGrammar and llguidance write them: a declared name
+/// literally, another key in its canonical spelling, and the exclusion of the declared names
+/// still decides by value.
+#[test]
+fn keys_are_spelled_canonically_by_default() {
+    let schema = json!({"properties": {"a": {"type": "integer"}, "é\\": {"type": "integer"}}});
+    check_texts(
+        schema,
+        &Options::default(),
+        &[
+            r#"{"a":1}"#,
+            r#"{"a":1,"b":"s"}"#,
+            r#"{"é\\":1}"#,
+            r#"{"é\\x":"s"}"#,
+            r#"{"ab":"s"}"#,
+            r#"{"\n":"s"}"#,
+            r#"{"😀":"s"}"#,
+        ],
+        &[
+            r#"{"\u0061":1}"#,
+            r#"{"a":"s"}"#,
+            r#"{"\u0062":"s"}"#,
+            r#"{"\/":"s"}"#,
+            r#"{"é\\":"s"}"#,
+            r#"{"\u00e9\\":1}"#,
+            r#"{"\ud83d\ude00":"s"}"#,
+        ],
+    );
+}
+
+/// The string tails of other keys (after the character that leaves the declared names) are
+/// shared rules, one per kind for the whole schema however many open objects it has, so
+/// normalisation builds each once instead of once per trie node.
+#[test]
+fn other_keys_share_their_string_tails() {
+    let object = |names: &[&str]| {
+        let properties: serde_json::Map<String, serde_json::Value> = names
+            .iter()
+            .map(|n| (n.to_string(), json!({"type": "integer"})))
+            .collect();
+        json!({"type": "object", "properties": properties})
+    };
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "first": object(&["alpha", "beta"]),
+            "second": object(&["gamma", "delta", "epsilon"]),
+            "third": {"type": "array", "items": object(&["zeta"])}
+        }
+    });
+    for (options, tails) in [(Options::default(), 2), (any_key_spelling(), 1)] {
+        let compiled = sieve_jsonschema::compile(&schema, &options).unwrap();
+        let shared: Vec<&str> = compiled
+            .grammar
+            .shared_rules()
+            .map(|id| compiled.grammar.rule(id).name())
+            .collect();
+        assert_eq!(shared.len(), tails, "{shared:?}");
+    }
+}
+
 #[test]
 fn keys_are_compared_decoded() {
     let schema = json!({"properties": {"a": {"type": "integer"}}});
     check_texts(
         schema,
-        &Options::default(),
+        &any_key_spelling(),
         &[
             r#"{"\u0061":1}"#,
             r#"{"a":1,"b\u0062":"s"}"#,
@@ -870,7 +939,7 @@ fn keys_avoid_names_in_every_spelling() {
     let schema = json!({"properties": {"a/\"": {"type": "integer"}, "\u{1F600}x": {"type": "integer"}, "ab": {"type": "integer"}}});
     check_texts(
         schema,
-        &Options::default(),
+        &any_key_spelling(),
         &[
             r#"{"a\/\"":1}"#,
             r#"{"\ud83d\ude00x":1}"#,

@@ -74,6 +74,7 @@ def compile_json_schema(
     whitespace: str = "compact",
     order: str = "schema",
     escapes: str = "any",
+    key_escapes: str = "canonical",
     lenient: bool = False,
     ahead_of_time: Union[bool, float, None] = None,
     backend: str = "earley",
