@@ -139,10 +139,16 @@ def test_schema_options(tok):
     assert not compact.accept_string('{ "name"')
     any_order = sieve.Matcher(sieve.compile_json_schema(tok, PERSON, order="any"))
     assert any_order.accept_string('{"ok":false,"name":"Bo"}')
+    # Property names are spelled one way by default; values accept every escape.
+    default = sieve.Matcher(sieve.compile_json_schema(tok, PERSON))
+    assert not default.accept_string('{"\\u006eame"')
+    assert default.accept_string('{"name":"\\u0041da"')
     canonical = sieve.Matcher(sieve.compile_json_schema(tok, PERSON, escapes="canonical"))
-    assert not canonical.accept_string('{"\\u006eame"')
-    escaped = sieve.Matcher(sieve.compile_json_schema(tok, PERSON))
+    assert not canonical.accept_string('{"name":"\\u0041da"')
+    escaped = sieve.Matcher(sieve.compile_json_schema(tok, PERSON, key_escapes="any"))
     assert escaped.accept_string('{"\\u006eame"')
+    with pytest.raises(ValueError, match="key_escapes"):
+        sieve.compile_json_schema(tok, PERSON, key_escapes="raw")
 
 
 def test_lenient_mode_lists_what_it_dropped(tok):
