@@ -22,7 +22,7 @@
 use serde_json::Value;
 use sieve_ir::{ByteClass, Expr};
 
-use crate::string::{any_char, canonical, spell_char, spell_except, string_literal};
+use crate::string::{any_char, spell_char, spell_except, string_literal};
 use crate::{Error, ErrorKind, Escapes, Options, Whitespace};
 
 /// The gap and separator expressions of one compilation.
@@ -293,22 +293,17 @@ fn leave_canonically(
     not_raw_ascii: &mut std::collections::HashMap<Vec<char>, Option<Expr>>,
     share: &mut dyn FnMut(Expr, Sharing) -> Result<Expr, Error>,
 ) -> Result<Option<Expr>, Error> {
-    let spelled_raw = |c: char| c.is_ascii() && canonical(c) == [c as u8];
+    // The ASCII characters written as their own byte: printable ones but `"` and `\`, and DEL.
+    let spelled_raw = |c: char| matches!(c, ' '..='\u{7f}') && c != '"' && c != '\\';
     let mut raw = ByteClass::default();
-    for byte in 0..=0x7f_u8 {
-        let c = char::from(byte);
-        if spelled_raw(c) && !used.contains(&c) {
-            raw.insert(byte);
-        }
+    for c in (' '..='\u{7f}').filter(|&c| spelled_raw(c) && !used.contains(&c)) {
+        raw.insert(c as u8);
     }
     let others: Vec<char> = used.iter().copied().filter(|&c| !spelled_raw(c)).collect();
     let leaving = match not_raw_ascii.get(&others) {
         Some(leaving) => leaving.clone(),
         None => {
-            let mut excluded: Vec<char> = (0..=0x7f_u8)
-                .map(char::from)
-                .filter(|&c| spelled_raw(c))
-                .collect();
+            let mut excluded: Vec<char> = (' '..='\u{7f}').filter(|&c| spelled_raw(c)).collect();
             excluded.extend(&others);
             excluded.sort_unstable();
             let leaving = match spell_except(&excluded, Escapes::Canonical) {
@@ -392,7 +387,7 @@ mod tests {
     /// spelling of one and two characters drawn from the names and their neighbours.
     #[test]
     fn string_except_decides_by_decoded_value() {
-        let names = ["a/\"", "\u{1F600}x", "ab", "\u{1}", "é\\"];
+        let names: [&[&str]; 3] = [&["a/\"", "\u{1F600}x", "ab", "\u{1}", "é\\"], &[], &[""]];
         let chars: Vec<char> = [
             'a',
             'b',
@@ -417,7 +412,10 @@ mod tests {
             '\u{FFFF}',
         ]
         .into();
-        for escapes in [Escapes::Any, Escapes::Canonical] {
+        for (names, escapes) in names
+            .into_iter()
+            .flat_map(|names| [Escapes::Any, Escapes::Canonical].map(|e| (names, e)))
+        {
             let builder = RefCell::new(GrammarBuilder::new());
             let mut share = |body: Expr, sharing: Sharing| -> Result<Expr, Error> {
                 let mut b = builder.borrow_mut();
@@ -428,7 +426,7 @@ mod tests {
                 }
                 Ok(Expr::rule(id))
             };
-            let body = string_except(&names, escapes, &mut share).unwrap();
+            let body = string_except(names, escapes, &mut share).unwrap();
             let mut builder = builder.into_inner();
             let root = builder.fresh("root").unwrap();
             builder.define(root, body);
@@ -441,7 +439,7 @@ mod tests {
                     values.push(vec![c, d]);
                 }
             }
-            for name in names {
+            for name in names.iter() {
                 values.push(name.chars().collect());
             }
             for value in values {
@@ -459,7 +457,7 @@ mod tests {
                     let text = format!("{text}\"");
                     assert_eq!(
                         recognizer.accepts(text.as_bytes()),
-                        expected(&text, &names, escapes),
+                        expected(&text, names, escapes),
                         "{escapes:?}: {text}"
                     );
                 }
