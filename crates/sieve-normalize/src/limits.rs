@@ -502,6 +502,20 @@ mod tests {
         b.build(root).unwrap()
     }
 
+    /// `nested ::= "(" nested ")" | "x"`: not regular.
+    fn nested_parentheses(b: &mut GrammarBuilder) -> RuleId {
+        let nested = b.declare("nested").unwrap();
+        b.define(
+            nested,
+            Expr::choice([
+                Expr::seq([Expr::bytes("("), Expr::rule(nested), Expr::bytes(")")]),
+                Expr::bytes("x"),
+            ])
+            .unwrap(),
+        );
+        nested
+    }
+
     #[test]
     fn a_limited_rule_arrives_as_one_regular_rule_without_references() {
         let grammar = limited(|b, _| {
@@ -532,18 +546,7 @@ mod tests {
 
     #[test]
     fn a_recursive_limited_rule_is_refused_with_the_cycle() {
-        let grammar = limited(|b, _| {
-            let nested = b.declare("nested").unwrap();
-            b.define(
-                nested,
-                Expr::choice([
-                    Expr::seq([Expr::bytes("("), Expr::rule(nested), Expr::bytes(")")]),
-                    Expr::bytes("x"),
-                ])
-                .unwrap(),
-            );
-            Expr::rule(nested)
-        });
+        let grammar = limited(|b, _| Expr::rule(nested_parentheses(b)));
         let error = crate::normalize(&grammar, &Default::default()).unwrap_err();
         assert!(
             matches!(&error, NormalizeError::NotRegular { rule, .. } if rule == "text"),
@@ -627,15 +630,7 @@ mod tests {
     fn a_shared_rule_that_is_not_regular_goes_through_the_passes() {
         let mut b = GrammarBuilder::new();
         let root = b.declare("root").unwrap();
-        let nested = b.declare("nested").unwrap();
-        b.define(
-            nested,
-            Expr::choice([
-                Expr::seq([Expr::bytes("("), Expr::rule(nested), Expr::bytes(")")]),
-                Expr::bytes("x"),
-            ])
-            .unwrap(),
-        );
+        let nested = nested_parentheses(&mut b);
         b.share(nested);
         b.define(root, Expr::seq([Expr::bytes("<"), Expr::rule(nested)]));
         let normalized = crate::normalize(&b.build(root).unwrap(), &Default::default()).unwrap();
