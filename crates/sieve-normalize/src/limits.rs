@@ -53,10 +53,12 @@ pub(crate) struct Region {
 
 /// Whether `grammar` has a rule to set aside.
 pub(crate) fn has_regions(grammar: &Grammar) -> bool {
-    grammar
-        .rules()
-        .iter()
-        .any(|r| r.max_tokens().is_some() || r.is_shared())
+    grammar.rules().iter().any(is_region)
+}
+
+/// Whether `rule` is set aside: limited or shared.
+fn is_region(rule: &sieve_ir::Rule) -> bool {
+    rule.max_tokens().is_some() || rule.is_shared()
 }
 
 /// The placeholder bytes of region `index`.
@@ -84,7 +86,7 @@ pub(crate) fn set_aside(
     let limited: Vec<(RuleId, Option<u32>)> = grammar
         .rule_ids()
         .zip(grammar.rules())
-        .filter(|(_, rule)| rule.max_tokens().is_some() || rule.is_shared())
+        .filter(|(_, rule)| is_region(rule))
         .map(|(id, rule)| (id, rule.max_tokens()))
         .collect();
     if limited.len() >= (1 << 23) {
@@ -102,9 +104,9 @@ pub(crate) fn set_aside(
         let name = grammar.rule(id).name().to_owned();
         let body = match max_tokens {
             Some(_) => regular_body(grammar, id, config)?,
-            // A shared rule that is not regular, or reaches a limited rule, is only a hint
-            // that cannot be followed: it goes through the passes like any rule.
-            None if reaches_limit(grammar, id) => continue,
+            // A shared rule that is not regular, or reaches a limited rule (`reachable_from`
+            // refuses it), is only a hint that cannot be followed: it goes through the passes
+            // like any rule.
             None => match regular_body(grammar, id, config) {
                 Ok(body) => body,
                 Err(_) => continue,
@@ -149,24 +151,6 @@ enum Body {
     Empty,
     /// Its language without ε, and whether ε was in it.
     NonEmpty { body: Expr, nullable: bool },
-}
-
-/// Whether a rule `id` reaches (through references) has a token limit.
-fn reaches_limit(grammar: &Grammar, id: RuleId) -> bool {
-    let mut seen = vec![false; grammar.rules().len()];
-    let mut stack = vec![id];
-    seen[id.index()] = true;
-    let mut found = false;
-    while let Some(rule) = stack.pop() {
-        grammar.rule(rule).body().for_each_ref(&mut |r| {
-            if !seen[r.index()] {
-                seen[r.index()] = true;
-                found |= grammar.rule(r).max_tokens().is_some();
-                stack.push(r);
-            }
-        });
-    }
-    found
 }
 
 /// The limited rule `id` as one regular expression: the rules it reaches, normalised with it
