@@ -327,6 +327,25 @@ impl GrammarBuilder {
         self.shared[id.index()] = true;
     }
 
+    /// Copies every rule of `grammar` in, under fresh names derived from `{base}_{name}`, with
+    /// its marks ([`Rule::max_tokens`], [`Rule::is_shared`]) and its references renamed to the
+    /// copies; returns the copy of `grammar`'s root. For front-ends that embed a grammar
+    /// compiled on its own (a JSON Schema inside a structural tag or a Lark grammar).
+    pub fn import(&mut self, grammar: &Grammar, base: &str) -> Result<RuleId, IrError> {
+        let mut ids = Vec::with_capacity(grammar.rules.len());
+        for rule in &grammar.rules {
+            ids.push(self.fresh(&format!("{base}_{}", rule.name))?);
+        }
+        for (rule, &id) in grammar.rules.iter().zip(&ids) {
+            let mut body = rule.body.clone();
+            body.rename_refs(&mut |r| ids[r.index()]);
+            self.define(id, body);
+            self.limits[id.index()] = rule.max_tokens;
+            self.shared[id.index()] = rule.shared;
+        }
+        Ok(ids[grammar.root.index()])
+    }
+
     /// The id of the rule named `name`.
     pub fn lookup(&self, name: &str) -> Option<RuleId> {
         self.by_name.get(name).copied()
@@ -491,6 +510,35 @@ mod tests {
         assert_eq!(again, grammar);
         let json = serde_json::to_string(&grammar).unwrap();
         assert_eq!(serde_json::from_str::<Grammar>(&json).unwrap(), grammar);
+    }
+
+    /// An imported grammar keeps its structure and its marks under fresh names, beside the
+    /// host's rules.
+    #[test]
+    fn import_renames_rules_and_keeps_their_marks() {
+        let mut inner = sample().to_builder();
+        let item = inner.lookup("item").unwrap();
+        inner.share(item);
+        inner.limit_tokens(item, 3);
+        let inner = inner.build(sample().root()).unwrap();
+
+        let mut host = GrammarBuilder::new();
+        let taken = host.declare("json_item").unwrap();
+        host.define(taken, Expr::bytes("x"));
+        let copy = host.import(&inner, "json").unwrap();
+        let root = host.declare("host").unwrap();
+        host.define(root, Expr::seq([Expr::rule(copy), Expr::rule(taken)]));
+        let grammar = host.build(root).unwrap();
+
+        assert_eq!(grammar.rule(copy).name(), "json_root");
+        let item_copy = grammar.lookup("json_item_1").unwrap();
+        assert_eq!(
+            grammar.rule(copy).body(),
+            &Expr::plus(Expr::rule(item_copy))
+        );
+        assert!(grammar.rule(item_copy).is_shared());
+        assert_eq!(grammar.rule(item_copy).max_tokens(), Some(3));
+        assert!(!grammar.rule(taken).is_shared());
     }
 
     #[test]

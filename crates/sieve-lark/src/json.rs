@@ -78,11 +78,11 @@ fn without_outer_whitespace(grammar: Grammar) -> Grammar {
     if first != last || !is_whitespace(first) {
         return grammar;
     }
-    let middle = middle.clone();
-    let root_id = grammar.root();
-    let (mut rules, root) = grammar.into_rewrite();
-    rules[root_id.index()].1 = middle;
-    Grammar::from_rewrite(rules, root).expect("the same rules with a smaller root body")
+    let mut builder = grammar.to_builder();
+    builder.define(grammar.root(), middle.clone());
+    builder
+        .build(grammar.root())
+        .expect("the same rules, marks included, with a smaller root body")
 }
 
 fn apply(

@@ -1110,22 +1110,17 @@ impl<'a> Lowerer<'a> {
         Ok(dfa)
     }
 
-    /// Copies `grammar`'s rules in under fresh names; a grammar of one rule is inlined.
+    /// Copies `grammar`'s rules in under fresh names, marks included; a grammar of one rule is
+    /// inlined.
     fn import(&mut self, grammar: &Grammar, base: &str, span: Span) -> Result<Expr, Error> {
         if grammar.rules().len() == 1 {
             return Ok(grammar.rule(grammar.root()).body().clone());
         }
-        let mut ids = Vec::with_capacity(grammar.rules().len());
-        for rule in grammar.rules() {
-            let name = format!("{base}_{}", rule.name());
-            ids.push(self.builder.fresh(&name).map_err(|e| ir_error(span, e))?);
-        }
-        for (rule, &id) in grammar.rules().iter().zip(&ids) {
-            let mut body = rule.body().clone();
-            body.rename_refs(&mut |r| ids[r.index()]);
-            self.builder.define(id, body);
-        }
-        Ok(Expr::rule(ids[grammar.root().index()]))
+        let root = self
+            .builder
+            .import(grammar, base)
+            .map_err(|e| ir_error(span, e))?;
+        Ok(Expr::rule(root))
     }
 
     /// `%regex { "substring_chunks" | "substring_words" | "substring_chars": … }`.

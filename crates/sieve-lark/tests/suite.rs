@@ -363,6 +363,24 @@ fn errors_are_collected() {
     assert_eq!(errors.as_slice().len(), 3);
 }
 
+/// A `%json` schema's shared rules (the tails of keys other than the declared ones) stay
+/// shared in the Lark grammar, and the embedded language is the schema's.
+#[test]
+fn json_schemas_keep_their_shared_rules() {
+    let grammar = compile_text(
+        r#"start: "x" %json {"type": "object", "properties": {"ab": {"type": "integer"}}}"#,
+    );
+    assert!(grammar.shared_rules().count() > 0, "{grammar}");
+    for (text, verdict) in [
+        (r#"x{"ab": 1}"#, true),
+        (r#"x{"ab": 1, "abc": {}}"#, true),
+        (r#"x{"a": 1}"#, true),
+        (r#"x{"ab": "1"}"#, false),
+    ] {
+        assert_eq!(accepts(&grammar, text.as_bytes()), verdict, "{text}");
+    }
+}
+
 #[test]
 fn priorities_and_tree_shaping_keep_the_language() {
     let plain = compile_text("start: a b\na: \"x\"+\nb: B\nB: \"y\"");

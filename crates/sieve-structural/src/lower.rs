@@ -72,7 +72,15 @@ impl<'a> Lowerer<'a> {
     }
 
     fn fresh(&mut self, base: &str, pointer: &str) -> Result<RuleId, Error> {
-        if self.builder.len() >= self.options.limits.max_rules {
+        self.make_room(1, pointer)?;
+        self.builder
+            .fresh(base)
+            .map_err(|e| Error::new(ErrorKind::Limit, pointer, e.to_string()))
+    }
+
+    /// An error when `count` more rules would pass [`Limits::max_rules`].
+    fn make_room(&self, count: usize, pointer: &str) -> Result<(), Error> {
+        if self.builder.len().saturating_add(count) > self.options.limits.max_rules {
             return Err(Error::new(
                 ErrorKind::Limit,
                 pointer,
@@ -82,9 +90,7 @@ impl<'a> Lowerer<'a> {
                 ),
             ));
         }
-        self.builder
-            .fresh(base)
-            .map_err(|e| Error::new(ErrorKind::Limit, pointer, e.to_string()))
+        Ok(())
     }
 
     /// A rule named after `base` with this body.
@@ -755,19 +761,13 @@ impl<'a> Lowerer<'a> {
         Ok(root)
     }
 
-    /// Copies `grammar`'s rules in under fresh names derived from `base`; returns the copy of
-    /// its root.
+    /// Copies `grammar`'s rules in under fresh names derived from `base`, marks included;
+    /// returns the copy of its root.
     fn import(&mut self, grammar: &Grammar, base: &str, pointer: &str) -> Result<RuleId, Error> {
-        let mut ids = Vec::with_capacity(grammar.rules().len());
-        for rule in grammar.rules() {
-            ids.push(self.fresh(&format!("{base}_{}", rule.name()), pointer)?);
-        }
-        for (rule, &id) in grammar.rules().iter().zip(&ids) {
-            let mut body = rule.body().clone();
-            body.rename_refs(&mut |r| ids[r.index()]);
-            self.builder.define(id, body);
-        }
-        Ok(ids[grammar.root().index()])
+        self.make_room(grammar.rules().len(), pointer)?;
+        self.builder
+            .import(grammar, base)
+            .map_err(|e| Error::new(ErrorKind::Limit, pointer, e.to_string()))
     }
 }
 

@@ -262,6 +262,28 @@ fn xgrammar_token_fixtures() {
 }
 
 /// A nested `grammar` format gets the vocabulary too, so its token terminals resolve.
+/// A schema's shared rules (the tails of keys other than the declared ones) stay shared
+/// inside a structural tag, and the embedded language is the schema's.
+#[test]
+fn embedded_schemas_keep_their_shared_rules() {
+    let format = json!({"type": "structural_tag", "format": {"type": "json_schema", "json_schema": {
+        "type": "object",
+        "properties": {"ab": {"type": "integer"}},
+        "additionalProperties": {"type": "integer"}
+    }}});
+    let grammar = compile(&format, &Options::default()).expect("compiles");
+    assert!(grammar.shared_rules().count() > 0, "{grammar}");
+    for (text, verdict) in [
+        (r#"{"ab": 1}"#, true),
+        (r#"{"ab": 1, "abc": 2}"#, true),
+        (r#"{"a": 1, "b": 2}"#, true),
+        (r#"{"ab": 1, "ab": 2}"#, false),
+        (r#"{"abc": "x"}"#, false),
+    ] {
+        assert_eq!(accepts(&grammar, text.as_bytes()), verdict, "{text}");
+    }
+}
+
 #[test]
 fn nested_grammars_resolve_token_names() {
     let vocab = token_vocab(107);
