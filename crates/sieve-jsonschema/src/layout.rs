@@ -5,8 +5,9 @@
 //!
 //! - a *gap* is the whitespace allowed between two tokens: nothing under
 //!   [`Whitespace::Compact`], up to [`Options::max_whitespace`] bytes of `' '`, `\t`, `\n`,
-//!   `\r` under [`Whitespace::Flexible`];
-//! - the whole text is `gap value gap`; an object is `{ gap }` or
+//!   `\r` under [`Whitespace::Flexible`], written as an optional reference to one shared rule
+//!   (one automaton for every gap of the grammar);
+//! - the whole text is `gap value gap` (`value` when [`Options::outer_whitespace`] is off); an object is `{ gap }` or
 //!   `{ gap member (gap sep gap member)* gap }` with `member = key gap key-sep gap value`; an
 //!   array is `[ gap ]` or `[ gap item (gap sep gap item)* gap ]` — so every gap between two
 //!   tokens holds exactly one gap expression, never two in a row;
@@ -20,7 +21,7 @@
 //! in the excluded set; every spelling [`Escapes`] allows is accepted.
 
 use serde_json::Value;
-use sieve_ir::{ByteClass, Expr};
+use sieve_ir::{ByteClass, Expr, GrammarBuilder, IrError, RuleId};
 
 use crate::string::{any_char, spell_char, spell_except, string_literal};
 use crate::{Error, ErrorKind, Escapes, Options, Whitespace};
@@ -40,24 +41,31 @@ pub(crate) struct Layout {
     pub key_escapes: Escapes,
 }
 
+/// A shared rule of one to `max` whitespace bytes (`' '`, `\t`, `\n`, `\r`), `max` ≥ 1, that
+/// every gap refers to: bounded whitespace is a chain of `max` automaton states, and written
+/// into each gap it would be copied into every rule around a gap (three per object member).
+fn whitespace_rule(max: u32, builder: &mut GrammarBuilder) -> Result<RuleId, IrError> {
+    let id = builder.fresh("ws")?;
+    let byte =
+        ByteClass::from_ranges([(b' ', b' '), (b'\t', b'\t'), (b'\n', b'\n'), (b'\r', b'\r')]);
+    let body =
+        Expr::repeat(Expr::class(byte).expect("four bytes"), 1, Some(max)).expect("1 <= max");
+    builder.define(id, body);
+    builder.share(id);
+    Ok(id)
+}
+
 impl Layout {
-    pub(crate) fn new(options: &Options) -> Layout {
+    /// The layout of `options`. Under [`Whitespace::Flexible`] the whitespace itself is one
+    /// shared rule declared in `builder` (see [`whitespace_rule`]).
+    pub(crate) fn new(options: &Options, builder: &mut GrammarBuilder) -> Result<Layout, IrError> {
         let gap = match options.whitespace {
-            Whitespace::Compact => Expr::empty(),
-            Whitespace::Flexible => Expr::repeat(
-                Expr::class(ByteClass::from_ranges([
-                    (b' ', b' '),
-                    (b'\t', b'\t'),
-                    (b'\n', b'\n'),
-                    (b'\r', b'\r'),
-                ]))
-                .expect("four bytes"),
-                0,
-                Some(options.max_whitespace),
-            )
-            .expect("0 <= max"),
+            Whitespace::Flexible if options.max_whitespace > 0 => Expr::optional(Expr::rule(
+                whitespace_rule(options.max_whitespace, builder)?,
+            )),
+            Whitespace::Compact | Whitespace::Flexible => Expr::empty(),
         };
-        Layout {
+        Ok(Layout {
             item_sep: Expr::seq([
                 gap.clone(),
                 Expr::bytes(options.item_separator.as_bytes()),
@@ -71,7 +79,7 @@ impl Layout {
             gap,
             escapes: options.escapes,
             key_escapes: options.key_escapes.unwrap_or(options.escapes),
-        }
+        })
     }
 
     /// `open gap close` when `items` is empty, else

@@ -70,8 +70,9 @@
 //! # Layout of the output text
 //!
 //! Compact by default: no whitespace, `,` and `:`. Under [`Whitespace::Flexible`] every gap
-//! between tokens (and before and after the whole text) holds up to
-//! [`Options::max_whitespace`] whitespace bytes. Objects list declared properties in schema
+//! between tokens (and, with [`Options::outer_whitespace`], before and after the whole text)
+//! holds up to [`Options::max_whitespace`] whitespace bytes, written as one shared rule
+//! ([`sieve_ir::Rule::is_shared`]) that every gap refers to. Objects list declared properties in schema
 //! order, then the others ([`PropertyOrder::Any`]: any order, at most
 //! [`Options::max_any_order_properties`] declared properties). Documented rejected-valid gaps:
 //! a `const`/`enum` object must list its members in the value's own order (under
@@ -183,6 +184,10 @@ pub struct Options {
     pub whitespace: Whitespace,
     /// The most whitespace characters per gap in [`Whitespace::Flexible`] mode (default 4).
     pub max_whitespace: u32,
+    /// Whether [`Whitespace::Flexible`] also allows whitespace before and after the whole text
+    /// (default `true`). Off for JSON inside a larger grammar, where XGrammar and llguidance
+    /// allow whitespace only between the value's own tokens.
+    pub outer_whitespace: bool,
     /// Between array items and object members (default `","`): a comma with optional
     /// whitespace around it.
     pub item_separator: String,
@@ -212,6 +217,7 @@ impl Default for Options {
         Options {
             whitespace: Whitespace::Compact,
             max_whitespace: 4,
+            outer_whitespace: true,
             item_separator: ",".to_owned(),
             key_separator: ":".to_owned(),
             property_order: PropertyOrder::Schema,
@@ -263,8 +269,13 @@ pub fn compile(schema: &serde_json::Value, options: &Options) -> Result<Compiled
         ));
     };
     let root = compiler.new_rule("root", "")?;
-    let gap = compiler.layout.gap.clone();
-    compiler.define(root, Expr::seq([gap.clone(), value, gap]), "")?;
+    let text = if options.outer_whitespace {
+        let gap = compiler.layout.gap.clone();
+        Expr::seq([gap.clone(), value, gap])
+    } else {
+        value
+    };
+    compiler.define(root, text, "")?;
     let warnings = std::mem::take(&mut compiler.warnings);
     let grammar = compiler.builder.build(root).map_err(|e| {
         Error::new(

@@ -360,13 +360,16 @@ impl<'a> Compiler<'a> {
     }
 
     fn with_refs(doc: &'a Value, options: Options, draft: Draft, refs: Rc<Refs>) -> Compiler<'a> {
+        let mut builder = GrammarBuilder::new();
+        let layout =
+            Layout::new(&options, &mut builder).expect("a new builder has room for one rule");
         Compiler {
             doc,
-            layout: Layout::new(&options),
+            layout,
             options,
             draft,
             refs,
-            builder: GrammarBuilder::new(),
+            builder,
             cache: HashMap::new(),
             warnings: Vec::new(),
             warned: HashSet::new(),

@@ -16,7 +16,7 @@
 //! Invariant: every error points at the `%json` object.
 
 use sieve_diagnostics::Span;
-use sieve_ir::{Expr, ExprKind, Grammar};
+use sieve_ir::Grammar;
 use sieve_jsonschema::{Escapes, Whitespace};
 
 use crate::error::{Error, ErrorKind};
@@ -34,6 +34,9 @@ pub(crate) fn compile(
     let mut options = base.clone();
     options.whitespace = Whitespace::Flexible;
     options.max_whitespace = max_whitespace;
+    // llguidance allows JSON whitespace only *between* the tokens of the JSON text (its
+    // `%ignore` rule), not around the value.
+    options.outer_whitespace = false;
     if let Some(map) = schema.as_object_mut() {
         if let Some(guidance) = map.remove("x-guidance") {
             apply(&guidance, &mut options).map_err(err)?;
@@ -55,34 +58,7 @@ pub(crate) fn compile(
             e.message
         ))
     })?;
-    Ok(without_outer_whitespace(compiled.grammar))
-}
-
-/// llguidance allows JSON whitespace only *between* the tokens of the JSON text (its
-/// `%ignore` rule); sieve's flexible layout also allows it around the value. When the root is
-/// `ws value ws` with the same whitespace repetition on both sides, the root becomes `value`.
-fn without_outer_whitespace(grammar: Grammar) -> Grammar {
-    let root = grammar.rule(grammar.root()).body();
-    let ExprKind::Seq(items) = root.kind() else {
-        return grammar;
-    };
-    let [first, middle, last] = items.as_slice() else {
-        return grammar;
-    };
-    let is_whitespace = |e: &Expr| match e.kind() {
-        ExprKind::Repeat { item, min: 0, .. } => {
-            matches!(item.kind(), ExprKind::Class(c) if c.iter().eq([b'\t', b'\n', b'\r', b' ']))
-        }
-        _ => false,
-    };
-    if first != last || !is_whitespace(first) {
-        return grammar;
-    }
-    let mut builder = grammar.to_builder();
-    builder.define(grammar.root(), middle.clone());
-    builder
-        .build(grammar.root())
-        .expect("the same rules, marks included, with a smaller root body")
+    Ok(compiled.grammar)
 }
 
 fn apply(

@@ -24,7 +24,7 @@
 
 use foldhash::HashMap;
 use sieve_ir::token::{TokenError, TokenItem, TokenSet};
-use sieve_ir::{Expr, ExprKind, Grammar, GrammarBuilder, RuleId};
+use sieve_ir::{Expr, Grammar, GrammarBuilder, RuleId};
 
 use crate::dispatch::{self, FreeText};
 use crate::error::{join, Error, ErrorKind};
@@ -747,6 +747,8 @@ impl<'a> Lowerer<'a> {
         let mut options = self.options.json.clone();
         options.whitespace = sieve_jsonschema::Whitespace::Flexible;
         options.max_whitespace = max_whitespace;
+        // XGrammar's JSON allows whitespace between tokens only, not around the value.
+        options.outer_whitespace = false;
         let compiled = sieve_jsonschema::compile(&document, &options).map_err(|e| {
             Error::new(
                 ErrorKind::Embedded,
@@ -754,11 +756,7 @@ impl<'a> Lowerer<'a> {
                 format!("`{}`: {}", e.keyword, e.message),
             )
         })?;
-        let root = self.import(&compiled.grammar, "json", p)?;
-        if let Some(inner) = self.builder.body(root).and_then(without_outer_gaps) {
-            self.builder.define(root, inner);
-        }
-        Ok(root)
+        self.import(&compiled.grammar, "json", p)
     }
 
     /// Copies `grammar`'s rules in under fresh names derived from `base`, marks included;
@@ -769,26 +767,6 @@ impl<'a> Lowerer<'a> {
             .import(grammar, base)
             .map_err(|e| Error::new(ErrorKind::Limit, pointer, e.to_string()))
     }
-}
-
-/// A JSON root `gap value gap` without its outer gaps: XGrammar's JSON allows whitespace
-/// between tokens only, not around the value. `None` when `body` is not of that shape.
-fn without_outer_gaps(body: &Expr) -> Option<Expr> {
-    let ExprKind::Seq(items) = body.kind() else {
-        return None;
-    };
-    let is_gap = |e: &Expr| match e.kind() {
-        ExprKind::Repeat { item, min: 0, .. } => match item.kind() {
-            ExprKind::Class(class) => class.iter().all(|b| b" \t\n\r".contains(&b)),
-            _ => false,
-        },
-        _ => false,
-    };
-    let (first, last) = (items.first()?, items.last()?);
-    if items.len() < 3 || first != last || !is_gap(first) {
-        return None;
-    }
-    Some(Expr::seq(items[1..items.len() - 1].iter().cloned()))
 }
 
 /// Whether the format matches unboundedly long text (XGrammar's `IsUnlimited`).

@@ -261,7 +261,6 @@ fn xgrammar_token_fixtures() {
     );
 }
 
-/// A nested `grammar` format gets the vocabulary too, so its token terminals resolve.
 /// A schema's shared rules (the tails of keys other than the declared ones) stay shared
 /// inside a structural tag, and the embedded language is the schema's.
 #[test]
@@ -284,6 +283,7 @@ fn embedded_schemas_keep_their_shared_rules() {
     }
 }
 
+/// A nested `grammar` format gets the vocabulary too, so its token terminals resolve.
 #[test]
 fn nested_grammars_resolve_token_names() {
     let vocab = token_vocab(107);

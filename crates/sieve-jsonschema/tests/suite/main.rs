@@ -589,6 +589,47 @@ fn whitespace_and_separators() {
     );
 }
 
+/// Flexible whitespace is one shared rule that every gap refers to, however many gaps the
+/// schema has; without outer whitespace the text starts and ends with the value itself.
+#[test]
+fn whitespace_is_one_shared_rule() {
+    let schema = json!({
+        "type": "object",
+        "properties": {"a": {"type": "array", "items": {"type": "integer"}}, "b": {"type": "object"}},
+        "additionalProperties": false
+    });
+    let flexible = Options {
+        whitespace: Whitespace::Flexible,
+        max_whitespace: 3,
+        ..Options::default()
+    };
+    let compiled = sieve_jsonschema::compile(&schema, &flexible).unwrap();
+    let shared: Vec<&str> = compiled
+        .grammar
+        .shared_rules()
+        .map(|id| compiled.grammar.rule(id).name())
+        .collect();
+    assert_eq!(shared, ["ws"], "{}", compiled.grammar);
+    check_texts(
+        schema.clone(),
+        &flexible,
+        &[" {\"a\" : [ 1 ,2 ] }\n", "{\"b\":{   }}"],
+        &["{\"b\":{    }}", "{ \"a\":[1,2]}    "],
+    );
+    let inner = Options {
+        outer_whitespace: false,
+        ..flexible
+    };
+    check_texts(
+        schema.clone(),
+        &inner,
+        &["{\"a\" : [ 1 ,2 ] }", "{ }"],
+        &[" {}", "{}\n", " { }  "],
+    );
+    let compact = sieve_jsonschema::compile(&schema, &Options::default()).unwrap();
+    assert_eq!(compact.grammar.shared_rules().count(), 0);
+}
+
 #[test]
 fn lenient_mode_warns_and_drops() {
     let options = Options {

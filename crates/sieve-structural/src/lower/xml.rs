@@ -30,7 +30,7 @@
 
 use sieve_ir::{ByteClass, Expr, ExprKind, RuleId};
 
-use super::{without_outer_gaps, Lowerer};
+use super::Lowerer;
 use crate::dispatch::{self, FreeText};
 use crate::error::{join, Error, ErrorKind};
 use crate::model::Style;
@@ -509,6 +509,7 @@ impl<'l, 'o> Xml<'l, 'o> {
         let mut options = self.lower.options.json.clone();
         options.whitespace = sieve_jsonschema::Whitespace::Flexible;
         options.max_whitespace = self.max_whitespace;
+        options.outer_whitespace = false;
         let compiled = sieve_jsonschema::compile(document, &options).map_err(|e| {
             let base = if DEFINITIONS
                 .iter()
@@ -525,9 +526,6 @@ impl<'l, 'o> Xml<'l, 'o> {
             )
         })?;
         let root = self.lower.import(&compiled.grammar, "xml_json", pointer)?;
-        if let Some(inner) = self.lower.builder.body(root).and_then(without_outer_gaps) {
-            self.lower.builder.define(root, inner);
-        }
         Ok(Expr::rule(root))
     }
 
