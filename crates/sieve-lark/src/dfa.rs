@@ -161,22 +161,108 @@ impl Nfa {
         Ok(())
     }
 
-    fn closure(&self, set: &mut Vec<u32>) {
-        let mut seen = vec![false; self.eps.len()];
-        let mut stack = set.clone();
-        for &s in set.iter() {
-            seen[s as usize] = true;
+}
+
+/// Epsilon closures over one NFA, with the visited marks and the stack kept between calls
+/// (a closure costs the states it reaches, not the size of the NFA).
+struct Closure {
+    /// `stamp[s] == generation`: `s` is in the closure being computed.
+    stamp: Vec<u32>,
+    generation: u32,
+    stack: Vec<u32>,
+}
+
+impl Closure {
+    fn new(states: usize) -> Closure {
+        Closure {
+            stamp: vec![0; states],
+            generation: 0,
+            stack: Vec::new(),
         }
-        while let Some(s) = stack.pop() {
-            for &t in &self.eps[s as usize] {
-                if !seen[t as usize] {
-                    seen[t as usize] = true;
+    }
+
+    /// Extends `set` with every state its members reach by epsilon edges, then sorts it.
+    fn close(&mut self, nfa: &Nfa, set: &mut Vec<u32>) {
+        self.generation += 1;
+        let generation = self.generation;
+        self.stack.clear();
+        for &s in set.iter() {
+            self.stamp[s as usize] = generation;
+            self.stack.push(s);
+        }
+        while let Some(s) = self.stack.pop() {
+            for &t in &nfa.eps[s as usize] {
+                if self.stamp[t as usize] != generation {
+                    self.stamp[t as usize] = generation;
                     set.push(t);
-                    stack.push(t);
+                    self.stack.push(t);
                 }
             }
         }
         set.sort_unstable();
+    }
+}
+
+/// The bytes an NFA's edges never tell apart, grouped into classes: every edge's byte class
+/// is a union of them, so a subset construction steps once per class instead of per byte.
+struct Alphabet {
+    /// `class_of[b]`: the class of byte `b`.
+    class_of: [u16; 256],
+    /// Per class, the edge labels (indices into the NFA's distinct byte classes) holding its
+    /// bytes.
+    labels_of_class: Vec<Vec<u32>>,
+    /// `edges[s]`: state `s`'s byte edges as (label, target).
+    edges: Vec<Vec<(u32, u32)>>,
+}
+
+impl Alphabet {
+    fn of(nfa: &Nfa) -> Alphabet {
+        let mut labels: Vec<ByteClass> = Vec::new();
+        let mut index: HashMap<ByteClass, u32> = HashMap::default();
+        let edges: Vec<Vec<(u32, u32)>> = nfa
+            .edges
+            .iter()
+            .map(|row| {
+                row.iter()
+                    .map(|(class, t)| {
+                        let k = *index.entry(*class).or_insert_with(|| {
+                            labels.push(*class);
+                            u32::try_from(labels.len() - 1).expect("labels fit u32")
+                        });
+                        (k, *t)
+                    })
+                    .collect()
+            })
+            .collect();
+        // A byte's signature is the set of labels holding it; equal signatures, one class.
+        let words = labels.len().div_ceil(64);
+        let mut signature = vec![0u64; 256 * words];
+        for (k, class) in labels.iter().enumerate() {
+            for b in class.iter() {
+                signature[usize::from(b) * words + k / 64] |= 1 << (k % 64);
+            }
+        }
+        let mut class_ids: HashMap<&[u64], u16> = HashMap::default();
+        let mut class_of = [0u16; 256];
+        let mut labels_of_class = Vec::new();
+        for (b, slot) in class_of.iter_mut().enumerate() {
+            let key = &signature[b * words..(b + 1) * words];
+            let next = u16::try_from(class_ids.len()).expect("at most 256 classes");
+            *slot = *class_ids.entry(key).or_insert_with(|| {
+                labels_of_class.push(
+                    (0..labels.len())
+                        .filter(|k| key[k / 64] & (1 << (k % 64)) != 0)
+                        .map(|k| u32::try_from(k).expect("labels fit u32"))
+                        .collect(),
+                );
+                next
+            });
+        }
+        Alphabet {
+            class_of,
+            labels_of_class,
+            edges,
+        }
     }
 }
 
@@ -251,10 +337,15 @@ impl Dfa {
         Dfa::determinize(&nfa, start, end, limit)
     }
 
-    /// Subset construction from `start`, accepting where `end` is reached.
+    /// Subset construction from `start`, accepting where `end` is reached: one step per class
+    /// of bytes the NFA's edges never tell apart ([`Alphabet`]), and one closure per run of
+    /// neighbouring classes with the same targets.
     fn determinize(nfa: &Nfa, start: u32, end: u32, limit: usize) -> Result<Dfa, DfaError> {
+        let alphabet = Alphabet::of(nfa);
+        let classes = alphabet.labels_of_class.len();
+        let mut closure = Closure::new(nfa.eps.len());
         let mut first = vec![start];
-        nfa.closure(&mut first);
+        closure.close(nfa, &mut first);
         let mut ids: HashMap<Vec<u32>, u32> = HashMap::default();
         let mut sets = vec![first.clone()];
         ids.insert(first, 0);
@@ -262,50 +353,45 @@ impl Dfa {
             next: Vec::new(),
             accept: Vec::new(),
         };
+        // Per label, the targets of the current set's edges with it; per class, the union
+        // over its labels.
+        let mut label_targets: Vec<Vec<u32>> = Vec::new();
+        let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); classes];
+        let mut target_of_class = vec![0u32; classes];
         let mut i = 0;
         while i < sets.len() {
-            let set = sets[i].clone();
-            dfa.accept.push(set.binary_search(&end).is_ok());
-            let mut row = [0u32; 256];
-            // The distinct edge classes of the members, and each byte's set of them (as a
-            // signature): bytes with the same signature have the same targets, so the
-            // targets, their closure and the look-up are computed once per signature.
-            let mut classes: Vec<ByteClass> = Vec::new();
-            let mut labelled: Vec<(usize, u32)> = Vec::new();
-            for &s in &set {
-                for (class, t) in &nfa.edges[s as usize] {
-                    let k = match classes.iter().position(|c| c == class) {
-                        Some(k) => k,
-                        None => {
-                            classes.push(*class);
-                            classes.len() - 1
-                        }
-                    };
-                    labelled.push((k, *t));
+            dfa.accept.push(sets[i].binary_search(&end).is_ok());
+            label_targets.iter_mut().for_each(Vec::clear);
+            for &s in &sets[i] {
+                for &(k, t) in &alphabet.edges[s as usize] {
+                    let k = k as usize;
+                    if label_targets.len() <= k {
+                        label_targets.resize_with(k + 1, Vec::new);
+                    }
+                    label_targets[k].push(t);
                 }
             }
-            let mut signature: Vec<Vec<u64>> = vec![vec![0u64; classes.len().div_ceil(64)]; 256];
-            for (k, class) in classes.iter().enumerate() {
-                for b in class.iter() {
-                    signature[b as usize][k / 64] |= 1 << (k % 64);
+            let mut previous: Option<(usize, u32)> = None;
+            for c in 0..classes {
+                let bucket = &mut buckets[c];
+                bucket.clear();
+                for &k in &alphabet.labels_of_class[c] {
+                    if let Some(targets) = label_targets.get(k as usize) {
+                        bucket.extend_from_slice(targets);
+                    }
                 }
-            }
-            let mut by_signature: HashMap<&[u64], u32> = HashMap::default();
-            for b in 0..256 {
-                let key = signature[b].as_slice();
-                if let Some(&id) = by_signature.get(key) {
-                    row[b] = id;
-                    continue;
+                bucket.sort_unstable();
+                bucket.dedup();
+                if let Some((p, id)) = previous {
+                    if buckets[p] == buckets[c] {
+                        target_of_class[c] = id;
+                        previous = Some((c, id));
+                        continue;
+                    }
                 }
-                let mut target: Vec<u32> = labelled
-                    .iter()
-                    .filter(|(k, _)| key[k / 64] & (1 << (k % 64)) != 0)
-                    .map(|&(_, t)| t)
-                    .collect();
-                target.sort_unstable();
-                target.dedup();
-                nfa.closure(&mut target);
-                let next = match ids.get(&target) {
+                let mut target = buckets[c].clone();
+                closure.close(nfa, &mut target);
+                let id = match ids.get(&target) {
                     Some(&id) => id,
                     None => {
                         if sets.len() >= limit {
@@ -317,8 +403,12 @@ impl Dfa {
                         id
                     }
                 };
-                by_signature.insert(key, next);
-                row[b] = next;
+                target_of_class[c] = id;
+                previous = Some((c, id));
+            }
+            let mut row = [0u32; 256];
+            for (slot, &c) in row.iter_mut().zip(&alphabet.class_of) {
+                *slot = target_of_class[usize::from(c)];
             }
             dfa.next.push(row);
             i += 1;
@@ -510,8 +600,13 @@ impl Dfa {
         let n = self.next.len();
         let mut reverse: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (s, row) in self.next.iter().enumerate() {
+            let mut last = u32::MAX;
             for &t in row {
-                reverse[t as usize].push(s as u32);
+                // Rows hold long runs of one target; a repeated edge adds nothing.
+                if t != last {
+                    reverse[t as usize].push(s as u32);
+                    last = t;
+                }
             }
         }
         let mut live = self.accept.clone();
