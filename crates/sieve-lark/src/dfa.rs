@@ -160,7 +160,6 @@ impl Nfa {
         }
         Ok(())
     }
-
 }
 
 /// Epsilon closures over one NFA, with the visited marks and the stack kept between calls
@@ -344,8 +343,14 @@ impl Dfa {
         let alphabet = Alphabet::of(nfa);
         let classes = alphabet.labels_of_class.len();
         let mut closure = Closure::new(nfa.eps.len());
+        // A set is kept as the states of its closure that matter: those with a byte edge, and
+        // `end`. Two closures that agree on them step and accept alike.
+        let matters: Vec<bool> = (0..nfa.eps.len())
+            .map(|s| s == end as usize || !nfa.edges[s].is_empty())
+            .collect();
         let mut first = vec![start];
         closure.close(nfa, &mut first);
+        first.retain(|&s| matters[s as usize]);
         let mut ids: HashMap<Vec<u32>, u32> = HashMap::default();
         let mut sets = vec![first.clone()];
         ids.insert(first, 0);
@@ -391,6 +396,7 @@ impl Dfa {
                 }
                 let mut target = buckets[c].clone();
                 closure.close(nfa, &mut target);
+                target.retain(|&s| matters[s as usize]);
                 let id = match ids.get(&target) {
                     Some(&id) => id,
                     None => {
@@ -433,6 +439,19 @@ impl Dfa {
             });
         }
         (class, representatives)
+    }
+
+    /// The first byte of every interval of bytes on which every state of the automaton
+    /// moves alike (a neighbouring byte that some row sends elsewhere starts a new one).
+    fn interval_representatives(&self) -> Vec<u8> {
+        let mut cut = [false; 256];
+        cut[0] = true;
+        for row in &self.next {
+            for b in 1..256 {
+                cut[b] |= row[b] != row[b - 1];
+            }
+        }
+        (0..=255u8).filter(|&b| cut[usize::from(b)]).collect()
     }
 
     /// The product automaton accepting where both do.
@@ -502,25 +521,28 @@ impl Dfa {
                 }
             })
             .collect();
-        let (_, representatives) = Dfa::byte_classes(&[self]);
+        let representatives = self.interval_representatives();
+        // A state's signature: its class, then its targets' classes on each interval (all
+        // zero for a dead state, whose edges do not matter). Equal signatures, one class.
+        let width = representatives.len() + 1;
+        let mut signatures = vec![0u32; n * width];
         let mut count = 0;
         loop {
-            let mut ids: HashMap<(u32, Vec<u32>), u32> = HashMap::default();
-            let mut next_class = vec![0u32; n];
-            for s in 0..n {
-                let signature: Vec<u32> = if !live[s] {
-                    Vec::new()
-                } else {
-                    representatives
-                        .iter()
-                        .map(|&b| class[self.next[s][b as usize] as usize])
-                        .collect()
-                };
-                let len = ids.len() as u32;
-                next_class[s] = *ids.entry((class[s], signature)).or_insert(len);
+            for (s, signature) in signatures.chunks_exact_mut(width).enumerate() {
+                signature[0] = class[s];
+                if live[s] {
+                    for (slot, &b) in signature[1..].iter_mut().zip(&representatives) {
+                        *slot = class[self.next[s][usize::from(b)] as usize];
+                    }
+                }
+            }
+            let mut ids: HashMap<&[u32], u32> = HashMap::default();
+            ids.reserve(n);
+            for (s, signature) in signatures.chunks_exact(width).enumerate() {
+                let len = u32::try_from(ids.len()).expect("state count fits u32");
+                class[s] = *ids.entry(signature).or_insert(len);
             }
             let new_count = ids.len();
-            class = next_class;
             if new_count == count {
                 break;
             }
