@@ -13,7 +13,7 @@
 //! The kind of file comes from its extension (`.gbnf`, `.ebnf`, `.regex`, `.json`, `.lark`) or
 //! `--format`; `--structural-tag FILE` (on every command that takes a constraint) is always
 //! an XGrammar structural tag; `--schema FILE` is always a JSON Schema, compiled as `--whitespace`,
-//! `--order`, `--escapes`, `--key-escapes` and `--lenient` say (lenient-mode warnings go to stderr);
+//! `--order`, `--escapes`, `--key-escapes`, `--literal-escapes` and `--lenient` say (lenient-mode warnings go to stderr);
 //! `--tools FILE --tool-format NAME` (on the same commands) is OpenAI-style tools in a model's
 //! tool-call format (`sieve_structural::models`; docs/tool-formats.md).
 //! Exit codes: 0 success, 1 the input is wrong (diagnostics on stderr), 2 usage or I/O
@@ -308,6 +308,10 @@ struct SchemaArgs {
     /// llguidance write them), or any escape RFC 8259 allows.
     #[arg(long, value_enum, default_value_t = EscapesArg::Canonical)]
     key_escapes: EscapesArg,
+    /// `const` and `enum` values: one canonical spelling each (as XGrammar and llguidance
+    /// write them), or any escape RFC 8259 allows.
+    #[arg(long, value_enum, default_value_t = EscapesArg::Canonical)]
+    literal_escapes: EscapesArg,
     /// Drop keywords that cannot be enforced (a warning each on stderr) instead of failing.
     #[arg(long)]
     lenient: bool,
@@ -326,6 +330,7 @@ impl SchemaArgs {
             },
             escapes: self.escapes.into(),
             key_escapes: Some(self.key_escapes.into()),
+            literal_escapes: Some(self.literal_escapes.into()),
             lenient: self.lenient,
             ..sieve_jsonschema::Options::default()
         }

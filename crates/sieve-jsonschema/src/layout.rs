@@ -39,6 +39,8 @@ pub(crate) struct Layout {
     pub escapes: Escapes,
     /// How the characters of property names may be written.
     pub key_escapes: Escapes,
+    /// How the strings and keys of `const` and `enum` values may be written.
+    pub literal_escapes: Escapes,
 }
 
 /// A shared rule of one to `max` whitespace bytes (`' '`, `\t`, `\n`, `\r`), `max` ≥ 1, that
@@ -79,6 +81,7 @@ impl Layout {
             gap,
             escapes: options.escapes,
             key_escapes: options.key_escapes.unwrap_or(options.escapes),
+            literal_escapes: options.literal_escapes.unwrap_or(options.escapes),
         })
     }
 
@@ -136,7 +139,7 @@ impl Layout {
             Value::Bool(true) => Expr::bytes(*b"true"),
             Value::Bool(false) => Expr::bytes(*b"false"),
             Value::Number(n) => number_literal(n),
-            Value::String(s) => string_literal(s, self.escapes),
+            Value::String(s) => string_literal(s, self.literal_escapes),
             Value::Array(items) => {
                 let mut out = Vec::with_capacity(items.len());
                 for item in items {
@@ -148,7 +151,7 @@ impl Layout {
                 let mut out = Vec::with_capacity(map.len());
                 for (key, item) in map {
                     let item = self.literal_at(item, depth - 1, pointer, keyword)?;
-                    out.push(self.member(string_literal(key, self.escapes), item));
+                    out.push(self.member(string_literal(key, self.literal_escapes), item));
                 }
                 self.bracket(b'{', out, b'}')
             }

@@ -78,6 +78,9 @@
 //! a `const`/`enum` object must list its members in the value's own order (under
 //! [`PropertyOrder::Any`], objects of up to 8 members come in any order); a `const`/`enum`
 //! number is spelled as `serde_json` prints it (integral values also as `2` and `2.0`).
+//! Property names and `const`/`enum` strings are written one way by default
+//! ([`Options::key_escapes`], [`Options::literal_escapes`]), as XGrammar and llguidance write
+//! them; string values take every spelling [`Options::escapes`] allows.
 //!
 //! Known limit of any grammar: additional (undeclared) keys are not checked against each
 //! other, so an object may repeat an additional key (`{"x":1,"x":2}`); declared names never
@@ -206,6 +209,12 @@ pub struct Options {
     /// `{"\u0061":1}`. `Some(Escapes::Any)` accepts every spelling RFC 8259 allows, at about
     /// five more automaton states per character of every declared name.
     pub key_escapes: Option<Escapes>,
+    /// How `const` and `enum` values may be written: their strings and the keys of their
+    /// objects (`None`: as [`Options::escapes`]). The default, `Some(Escapes::Canonical)`,
+    /// writes each listed value one way, as XGrammar and llguidance do: `"draft"` but not
+    /// `"\u0064raft"`. `Some(Escapes::Any)` accepts every spelling RFC 8259 allows, at about
+    /// five more automaton states per character of every listed string.
+    pub literal_escapes: Option<Escapes>,
     /// Drop keywords that cannot be enforced, with a warning each, instead of failing.
     pub lenient: bool,
     /// Work and size limits.
@@ -224,6 +233,7 @@ impl Default for Options {
             max_any_order_properties: 8,
             escapes: Escapes::Any,
             key_escapes: Some(Escapes::Canonical),
+            literal_escapes: Some(Escapes::Canonical),
             lenient: false,
             limits: Limits::default(),
         }

@@ -991,7 +991,7 @@ impl<'a> Compiler<'a> {
                 let mut members = Vec::with_capacity(map.len());
                 for (key, item) in map {
                     members.push(object::Member {
-                        key: crate::string::string_literal(key, self.layout.escapes),
+                        key: crate::string::string_literal(key, self.layout.literal_escapes),
                         value: self.literal_any_order(item, depth - 1, ptr)?,
                         required: true,
                     });

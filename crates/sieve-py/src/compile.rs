@@ -143,7 +143,8 @@ fn json_text(schema: &Bound<'_, PyAny>) -> PyResult<String> {
 /// characters in every gap). ``order``: ``"schema"`` (properties in the schema's order) or
 /// ``"any"``. ``escapes``: ``"any"`` (every escape RFC 8259 allows) or ``"canonical"``.
 /// ``key_escapes``: the same for property names, ``"canonical"`` by default (declared names
-/// written literally, as XGrammar and llguidance write them).
+/// written literally, as XGrammar and llguidance write them). ``literal_escapes``: the same
+/// for ``const`` and ``enum`` values, ``"canonical"`` by default.
 /// ``lenient``: drop keywords sieve cannot enforce (listed in ``warnings``) instead of
 /// raising. ``ahead_of_time``: ``True`` classifies every state while compiling, a number of
 /// seconds the costliest first within that time, ``False`` none (masks classify as they go).
@@ -152,7 +153,7 @@ fn json_text(schema: &Bound<'_, PyAny>) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (
     tokenizer, schema, *, whitespace="compact", order="schema", escapes="any",
-    key_escapes="canonical", lenient=false, ahead_of_time=None, backend="earley"
+    key_escapes="canonical", literal_escapes="canonical", lenient=false, ahead_of_time=None, backend="earley"
 ))]
 #[allow(clippy::too_many_arguments)] // The keyword arguments of the Python API, one each.
 pub fn compile_json_schema(
@@ -163,6 +164,7 @@ pub fn compile_json_schema(
     order: &str,
     escapes: &str,
     key_escapes: &str,
+    literal_escapes: &str,
     lenient: bool,
     ahead_of_time: Option<&Bound<'_, PyAny>>,
     backend: &str,
@@ -181,6 +183,7 @@ pub fn compile_json_schema(
         },
         escapes: escapes_choice("escapes", escapes)?,
         key_escapes: Some(escapes_choice("key_escapes", key_escapes)?),
+        literal_escapes: Some(escapes_choice("literal_escapes", literal_escapes)?),
         lenient,
         ..sieve_jsonschema::Options::default()
     };

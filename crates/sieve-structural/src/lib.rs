@@ -98,9 +98,10 @@ impl Default for Limits {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     /// The base options of embedded JSON Schemas; whitespace is always flexible and
-    /// `max_whitespace` is set per schema; property names are written literally (canonical
-    /// escapes only, as XGrammar writes them) unless `key_escapes` says otherwise (`None`
-    /// here means canonical too, not "as `escapes`").
+    /// `max_whitespace` is set per schema; property names and `const`/`enum` values are
+    /// written literally (canonical escapes only, as XGrammar writes them) unless
+    /// `key_escapes` and `literal_escapes` say otherwise (`None` here means canonical too, not
+    /// "as `escapes`").
     pub json: sieve_jsonschema::Options,
     /// The most whitespace characters per JSON gap when a `json_schema` gives no
     /// `max_whitespace_cnt` (XGrammar then allows any number; sieve keeps a bound so a model
@@ -134,12 +135,16 @@ impl Default for Options {
 /// refused.
 pub fn compile(document: &serde_json::Value, options: &Options) -> Result<Grammar, Error> {
     let format = model::read_document(document, &options.limits)?;
-    // XGrammar writes the property names a schema declares literally; so does sieve here,
-    // unless the caller chose a spelling.
+    // XGrammar writes the property names a schema declares, and its listed values, literally;
+    // so does sieve here, unless the caller chose a spelling.
     let mut options = options.clone();
     options
         .json
         .key_escapes
+        .get_or_insert(sieve_jsonschema::Escapes::Canonical);
+    options
+        .json
+        .literal_escapes
         .get_or_insert(sieve_jsonschema::Escapes::Canonical);
     lower::Lowerer::new(&options).finish(&format)
 }

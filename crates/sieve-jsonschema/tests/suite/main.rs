@@ -909,6 +909,53 @@ fn keys_are_spelled_canonically_by_default() {
     );
 }
 
+/// `const` and `enum` values are written one way by default, keys of listed objects included,
+/// as XGrammar and llguidance write them; `literal_escapes: Some(Any)` accepts every spelling,
+/// and string values keep theirs either way.
+#[test]
+fn listed_values_are_spelled_canonically_by_default() {
+    let schema = json!({"properties": {
+        "s": {"enum": ["ok", "é\n", {"k": "v"}]},
+        "c": {"const": "/"},
+        "free": {"type": "string"}
+    }, "additionalProperties": false});
+    check_texts(
+        schema.clone(),
+        &Options::default(),
+        &[
+            r#"{"s":"ok"}"#,
+            r#"{"s":"é\n"}"#,
+            r#"{"s":{"k":"v"}}"#,
+            r#"{"c":"/"}"#,
+            r#"{"free":"\u006fk"}"#,
+        ],
+        &[
+            r#"{"s":"\u006fk"}"#,
+            r#"{"s":"\u00e9\n"}"#,
+            r#"{"s":"é\u000a"}"#,
+            r#"{"s":{"\u006b":"v"}}"#,
+            r#"{"s":{"k":"\u0076"}}"#,
+            r#"{"c":"\/"}"#,
+        ],
+    );
+    let any = Options {
+        literal_escapes: Some(sieve_jsonschema::Escapes::Any),
+        ..Options::default()
+    };
+    check_texts(
+        schema,
+        &any,
+        &[
+            r#"{"s":"\u006fk"}"#,
+            r#"{"s":"\u00e9\n"}"#,
+            r#"{"s":"é\u000a"}"#,
+            r#"{"s":{"\u006b":"v"}}"#,
+            r#"{"c":"\/"}"#,
+        ],
+        &[r#"{"s":"\u006f"}"#, r#"{"s":{"k":"\u0077"}}"#],
+    );
+}
+
 /// The string tails of other keys (after the character that leaves the declared names) are
 /// shared rules, one per kind for the whole schema however many open objects it has, so
 /// normalisation builds each once instead of once per trie node.

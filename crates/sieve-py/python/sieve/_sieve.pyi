@@ -75,6 +75,7 @@ def compile_json_schema(
     order: str = "schema",
     escapes: str = "any",
     key_escapes: str = "canonical",
+    literal_escapes: str = "canonical",
     lenient: bool = False,
     ahead_of_time: Union[bool, float, None] = None,
     backend: str = "earley",

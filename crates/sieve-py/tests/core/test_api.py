@@ -149,6 +149,15 @@ def test_schema_options(tok):
     assert escaped.accept_string('{"\\u006eame"')
     with pytest.raises(ValueError, match="key_escapes"):
         sieve.compile_json_schema(tok, PERSON, key_escapes="raw")
+    # Listed values too, unless asked otherwise.
+    listed = {"enum": ["ok", "no"]}
+    one_way = sieve.Matcher(sieve.compile_json_schema(tok, listed))
+    assert not one_way.accept_string('"\u006fk"')
+    assert one_way.accept_string('"ok"')
+    every_way = sieve.Matcher(sieve.compile_json_schema(tok, listed, literal_escapes="any"))
+    assert every_way.accept_string('"\u006fk"')
+    with pytest.raises(ValueError, match="literal_escapes"):
+        sieve.compile_json_schema(tok, listed, literal_escapes="raw")
 
 
 def test_lenient_mode_lists_what_it_dropped(tok):
