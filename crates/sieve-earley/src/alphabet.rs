@@ -14,6 +14,7 @@
 //! - Two bytes share a class iff every byte-edge range, FIRST set and FOLLOW set of the
 //!   grammar contains both or neither.
 
+use foldhash::HashSet;
 use sieve_ir::ByteClass;
 
 use crate::grammar::EarleyGrammar;
@@ -28,18 +29,24 @@ pub(crate) struct Alphabet {
 impl Alphabet {
     /// The alphabet of `g`'s byte edges and of its FIRST and FOLLOW sets.
     pub(crate) fn of(g: &EarleyGrammar) -> Alphabet {
-        let mut ranges: Vec<(u8, u8)> = g.byte_edges.iter().map(|e| (e.lo, e.hi)).collect();
-        ranges.sort_unstable();
-        ranges.dedup();
-        let mut sets: Vec<&ByteClass> = g.first.iter().chain(&g.follow).collect();
-        sets.sort_unstable();
-        sets.dedup();
+        // Each distinct range and set refines once. A grammar has tens of thousands of byte
+        // edges but a few hundred distinct ranges: a bit per (lo, hi) pair finds them without
+        // sorting the edges.
+        let mut seen_range = vec![0u64; 1 << 10];
         let mut id = [0u16; 256];
-        for &(lo, hi) in &ranges {
-            refine(&mut id, &ByteClass::range(lo, hi));
+        for e in &g.byte_edges {
+            let pair = usize::from(e.lo) << 8 | usize::from(e.hi);
+            let (word, bit) = (pair / 64, 1u64 << (pair % 64));
+            if seen_range[word] & bit == 0 {
+                seen_range[word] |= bit;
+                refine(&mut id, &ByteClass::range(e.lo, e.hi));
+            }
         }
-        for set in sets {
-            refine(&mut id, set);
+        let mut seen_set: HashSet<&ByteClass> = HashSet::default();
+        for set in g.first.iter().chain(&g.follow) {
+            if seen_set.insert(set) {
+                refine(&mut id, set);
+            }
         }
         // Renumber by smallest byte.
         let mut renumber = [u16::MAX; 256];
