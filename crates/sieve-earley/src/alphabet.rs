@@ -33,21 +33,23 @@ impl Alphabet {
         // edges but a few hundred distinct ranges: a bit per (lo, hi) pair finds them without
         // sorting the edges.
         let mut seen_range = vec![0u64; 1 << 10];
-        let mut id = [0u16; 256];
+        let mut refiner = Refiner::new();
         for e in &g.byte_edges {
             let pair = usize::from(e.lo) << 8 | usize::from(e.hi);
             let (word, bit) = (pair / 64, 1u64 << (pair % 64));
             if seen_range[word] & bit == 0 {
                 seen_range[word] |= bit;
-                refine(&mut id, &ByteClass::range(e.lo, e.hi));
+                refiner.split(e.lo..=e.hi);
             }
         }
         let mut seen_set: HashSet<&ByteClass> = HashSet::default();
         for set in g.first.iter().chain(&g.follow) {
             if seen_set.insert(set) {
-                refine(&mut id, set);
+                refiner.split(set.iter());
             }
         }
+        refiner.renumber();
+        let id = refiner.id;
         // Renumber by smallest byte.
         let mut renumber = [u16::MAX; 256];
         let mut class_of = [0u8; 256];
@@ -82,18 +84,66 @@ impl EarleyGrammar {
     }
 }
 
-/// Splits every class of `id` (class ids below 256) into its bytes inside `set` and outside.
-fn refine(id: &mut [u16; 256], set: &ByteClass) {
-    // `fresh[2 * old + inside]`: the new id.
-    let mut fresh = [u16::MAX; 512];
-    let mut next = 0u16;
-    for b in 0..=255u8 {
-        let slot = &mut fresh[2 * id[b as usize] as usize + usize::from(set.contains(b))];
-        if *slot == u16::MAX {
-            *slot = next;
-            next += 1;
+/// A partition of the bytes refined one set at a time, at a cost per set of its own bytes:
+/// the bytes of a set move to fresh ids, one per class they came from, and the bytes outside
+/// keep theirs, so every class is cut into its part inside and its part outside.
+struct Refiner {
+    /// `id[b]`: the class of byte `b`, below [`Refiner::MAX_IDS`].
+    id: [u16; 256],
+    /// The next fresh id.
+    next: u16,
+    /// `fresh[old]`: the id the current set's bytes of class `old` move to, valid where
+    /// `stamp[old]` is the current set's number.
+    fresh: Vec<u16>,
+    stamp: Vec<u32>,
+    set: u32,
+}
+
+impl Refiner {
+    /// Ids in use at any time; past `MAX_IDS - 256` they are renumbered below 256 (a set
+    /// takes at most 256 fresh ones).
+    const MAX_IDS: usize = 1024;
+
+    fn new() -> Refiner {
+        Refiner {
+            id: [0; 256],
+            next: 1,
+            fresh: vec![0; Refiner::MAX_IDS],
+            stamp: vec![0; Refiner::MAX_IDS],
+            set: 0,
         }
-        id[b as usize] = *slot;
+    }
+
+    /// Cuts every class into its bytes in `bytes` and the others.
+    fn split(&mut self, bytes: impl Iterator<Item = u8>) {
+        if usize::from(self.next) > Refiner::MAX_IDS - 256 {
+            self.renumber();
+        }
+        self.set += 1;
+        for b in bytes {
+            let old = usize::from(self.id[usize::from(b)]);
+            if self.stamp[old] != self.set {
+                self.stamp[old] = self.set;
+                self.fresh[old] = self.next;
+                self.next += 1;
+            }
+            self.id[usize::from(b)] = self.fresh[old];
+        }
+    }
+
+    /// The same partition with ids below 256.
+    fn renumber(&mut self) {
+        let mut new = vec![u16::MAX; Refiner::MAX_IDS];
+        let mut next = 0;
+        for slot in &mut self.id {
+            let old = &mut new[usize::from(*slot)];
+            if *old == u16::MAX {
+                *old = next;
+                next += 1;
+            }
+            *slot = *old;
+        }
+        self.next = next;
     }
 }
 
