@@ -980,7 +980,7 @@ impl Walker<'_> {
         let last = text.rows.len() - 1;
         let bulk = match text.end {
             ChainEnd::Loops => &region.inside,
-            ChainEnd::Dies | ChainEnd::Open => &self.trie.text_depths(region).upto[last],
+            ChainEnd::Dies | ChainEnd::Open => self.trie.text_upto(region, last),
         };
         for (word, inside) in self.accepted.iter_mut().zip(bulk) {
             *word |= inside;
@@ -1049,8 +1049,8 @@ impl Walker<'_> {
                 usize::MAX
             }
             ChainEnd::Dies | ChainEnd::Open => {
-                let depths = self.trie.region_depths(region);
-                for (word, inside) in self.accepted.iter_mut().zip(&depths.upto[last]) {
+                let upto = self.trie.region_upto(region, last);
+                for (word, inside) in self.accepted.iter_mut().zip(upto) {
                     *word |= inside;
                 }
                 last

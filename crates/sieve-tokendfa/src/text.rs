@@ -204,9 +204,9 @@ impl TextShape {
         odd: &[(usize, usize)],
         bits: &mut [u32],
     ) {
-        let bulk = match self.end {
+        let bulk: &[u32] = match self.end {
             TextEnd::Loops => &region.inside,
-            TextEnd::Dies | TextEnd::Open => &trie.text_depths(region).upto[self.rows.len() - 1],
+            TextEnd::Dies | TextEnd::Open => trie.text_upto(region, self.rows.len() - 1),
         };
         if odd.is_empty() {
             for (b, r) in bits.iter_mut().zip(bulk) {
@@ -214,7 +214,7 @@ impl TextShape {
             }
             return;
         }
-        let mut taken = bulk.clone();
+        let mut taken = bulk.to_vec();
         for &(from, _) in odd {
             for pos in trie.nodes()[from].pos as usize..trie.node_pos_end(from) {
                 let id = trie.token(pos).index();

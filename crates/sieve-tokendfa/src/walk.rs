@@ -173,7 +173,7 @@ pub(crate) fn chain_bulk<'r>(
 ) -> &'r [u32] {
     match chain.end {
         TextEnd::Loops => &region.inside,
-        TextEnd::Dies | TextEnd::Open => &trie.region_depths(region).upto[chain.rows.len() - 1],
+        TextEnd::Dies | TextEnd::Open => trie.region_upto(region, chain.rows.len() - 1),
     }
 }
 

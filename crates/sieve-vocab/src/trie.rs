@@ -100,6 +100,9 @@ pub struct ClassRegion {
     pub exits: Vec<u32>,
     class: [u64; 4],
     depths: std::sync::OnceLock<RegionDepths>,
+    /// `shallow[d]`: the inside tokens of at most `d` bytes, for `d` below [`CHAIN_DEPTH`]
+    /// when the whole [`RegionDepths`] has not been computed.
+    shallow: [std::sync::OnceLock<Vec<u32>>; CHAIN_DEPTH],
 }
 
 /// How many leading bytes of the class [`RegionDepths`] tells apart.
@@ -284,6 +287,7 @@ impl TokenTrie {
             exits,
             class: *class,
             depths: std::sync::OnceLock::new(),
+            shallow: std::array::from_fn(|_| std::sync::OnceLock::new()),
         }
     }
 
@@ -291,17 +295,61 @@ impl TokenTrie {
     /// walk over the inside nodes up to depth `CHAIN_DEPTH + 1`) and kept with the region.
     /// `region` must come from this trie's [`TokenTrie::class_region`].
     pub fn region_depths<'r>(&self, region: &'r ClassRegion) -> &'r RegionDepths {
-        region
-            .depths
-            .get_or_init(|| self.compute_depths(&region.class))
+        region.depths.get_or_init(|| {
+            let words = self.n_vocab.div_ceil(32);
+            // exact[d]: the inside tokens of exactly d bytes; one spare word as in
+            // set_node_tokens.
+            let mut exact = vec![vec![0u32; words + 1]; CHAIN_DEPTH + 1];
+            let spare = words * 32 + 31;
+            let mut deep = Vec::new();
+            self.walk_class_prefixes(
+                &region.class,
+                CHAIN_DEPTH,
+                |n, depth| self.set_node_tokens(n, &mut exact[depth], spare),
+                |n| deep.push(n as u32),
+            );
+            RegionDepths {
+                upto: cumulative(exact, words),
+                deep,
+            }
+        })
     }
 
-    fn compute_depths(&self, class: &[u64; 4]) -> RegionDepths {
-        let words = self.n_vocab.div_ceil(32);
-        // exact[d]: the inside tokens of exactly d bytes; one spare word as in compute_region.
-        let mut exact = vec![vec![0u32; words + 1]; CHAIN_DEPTH + 1];
-        let spare = words * 32 + 31;
-        let mut deep = Vec::new();
+    /// The inside tokens of `region` of at most `depth` bytes ([`RegionDepths::upto`]
+    /// `[depth]`, `depth` ≤ [`CHAIN_DEPTH`]). Below `CHAIN_DEPTH`, unless the whole
+    /// [`RegionDepths`] is already there, only the nodes up to that depth are walked.
+    pub fn region_upto<'r>(&self, region: &'r ClassRegion, depth: usize) -> &'r [u32] {
+        if let Some(depths) = region.depths.get() {
+            return &depths.upto[depth];
+        }
+        if depth >= CHAIN_DEPTH {
+            return &self.region_depths(region).upto[CHAIN_DEPTH];
+        }
+        region.shallow[depth].get_or_init(|| {
+            let words = self.n_vocab.div_ceil(32);
+            let mut bits = vec![0u32; words + 1];
+            let spare = words * 32 + 31;
+            self.walk_class_prefixes(
+                &region.class,
+                depth,
+                |n, _| self.set_node_tokens(n, &mut bits, spare),
+                |_| {},
+            );
+            bits.truncate(words);
+            bits
+        })
+    }
+
+    /// Visits in pre-order the nodes of depth at most `max_depth` whose prefix is made of
+    /// `class` bytes (`inside`, with the depth), and the nodes of depth `max_depth + 1` below
+    /// such a prefix whose byte is in the class (`deep`), whose subtrees it skips.
+    fn walk_class_prefixes(
+        &self,
+        class: &[u64; 4],
+        max_depth: usize,
+        mut inside: impl FnMut(usize, usize),
+        mut deep: impl FnMut(usize),
+    ) {
         let mut n = 0;
         while n < self.nodes.len() {
             let node = self.nodes[n];
@@ -310,24 +358,20 @@ impl TokenTrie {
                 n = node.end as usize;
                 continue;
             }
-            if depth > CHAIN_DEPTH {
-                deep.push(n as u32);
+            if depth > max_depth {
+                deep(n);
                 n = node.end as usize;
                 continue;
             }
-            self.set_node_tokens(n, &mut exact[depth], spare);
+            inside(n, depth);
             n += 1;
-        }
-        RegionDepths {
-            upto: cumulative(exact, words),
-            deep,
         }
     }
 
     /// Sets the bits of the tokens whose bytes are node `n`'s prefix in `bits`, which has one
     /// spare word past the vocabulary: a node that is only a prefix sets bit `spare` there,
     /// so callers set a bit at every node without a branch on whether it spells a token.
-    #[inline]
+    #[inline(always)]
     fn set_node_tokens(&self, n: usize, bits: &mut [u32], spare: usize) {
         let node = self.nodes[n];
         if node.shared {

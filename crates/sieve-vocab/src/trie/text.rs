@@ -128,6 +128,9 @@ pub struct TextRegion {
     pub exits: Vec<TextExit>,
     class: [u64; 4],
     depths: std::sync::OnceLock<TextDepths>,
+    /// `shallow[c]`: the inside tokens that start at most `c` characters, for `c` below
+    /// [`CHAIN_DEPTH`] when the whole [`TextDepths`] has not been computed.
+    shallow: [std::sync::OnceLock<Vec<u32>>; CHAIN_DEPTH],
 }
 
 /// Where a token breaks a [`TextRegion`]'s text.
@@ -305,24 +308,73 @@ impl TokenTrie {
             exits,
             class: *ascii,
             depths: std::sync::OnceLock::new(),
+            shallow: std::array::from_fn(|_| std::sync::OnceLock::new()),
         }
     }
 
     /// `region`'s inside cut by the number of characters started ([`TextDepths`]), computed
-    /// on first request and kept with the region. `region` must come from this trie's
+    /// on first request (one walk over the inside nodes of up to [`CHAIN_DEPTH`] characters)
+    /// and kept with the region. `region` must come from this trie's
     /// [`TokenTrie::text_region`].
     pub fn text_depths<'r>(&self, region: &'r TextRegion) -> &'r TextDepths {
-        region
-            .depths
-            .get_or_init(|| self.compute_text_depths(&region.class))
+        region.depths.get_or_init(|| {
+            let words = self.n_vocab.div_ceil(32);
+            // exact[c]: the inside tokens starting exactly c characters; one spare word as
+            // in set_node_tokens.
+            let mut exact = vec![vec![0u32; words + 1]; CHAIN_DEPTH + 1];
+            let spare = words * 32 + 31;
+            let mut deep = Vec::new();
+            self.walk_text_prefixes(
+                &region.class,
+                CHAIN_DEPTH,
+                |n, started| self.set_node_tokens(n, &mut exact[started], spare),
+                |n| deep.push(n as u32),
+            );
+            TextDepths {
+                upto: super::cumulative(exact, words),
+                deep,
+            }
+        })
     }
 
-    fn compute_text_depths(&self, ascii: &[u64; 4]) -> TextDepths {
-        let words = self.n_vocab.div_ceil(32);
-        // exact[c]: the inside tokens starting exactly c characters; one spare word as above.
-        let mut exact = vec![vec![0u32; words + 1]; CHAIN_DEPTH + 1];
-        let spare = words * 32 + 31;
-        let mut deep = Vec::new();
+    /// The inside tokens of `region` that start at most `chars` characters
+    /// ([`TextDepths::upto`]`[chars]`, `chars` ≤ [`CHAIN_DEPTH`]). Below `CHAIN_DEPTH`, unless
+    /// the whole [`TextDepths`] is already there, only the nodes of the first `chars`
+    /// characters are walked: a string of at most one character costs the trie's first
+    /// characters, not the whole trie.
+    pub fn text_upto<'r>(&self, region: &'r TextRegion, chars: usize) -> &'r [u32] {
+        if let Some(depths) = region.depths.get() {
+            return &depths.upto[chars];
+        }
+        if chars >= CHAIN_DEPTH {
+            return &self.text_depths(region).upto[CHAIN_DEPTH];
+        }
+        region.shallow[chars].get_or_init(|| {
+            let words = self.n_vocab.div_ceil(32);
+            let mut bits = vec![0u32; words + 1];
+            let spare = words * 32 + 31;
+            self.walk_text_prefixes(
+                &region.class,
+                chars,
+                |n, _| self.set_node_tokens(n, &mut bits, spare),
+                |_| {},
+            );
+            bits.truncate(words);
+            bits
+        })
+    }
+
+    /// Visits in pre-order the nodes whose prefix is well-formed text of class `ascii` and
+    /// starts at most `max_chars` characters (`inside`, with the characters started), and the
+    /// nodes whose byte starts character `max_chars + 1` after such a prefix (`deep`), whose
+    /// subtrees it skips.
+    fn walk_text_prefixes(
+        &self,
+        ascii: &[u64; 4],
+        max_chars: usize,
+        mut inside: impl FnMut(usize, usize),
+        mut deep: impl FnMut(usize),
+    ) {
         let table = Decoder::new(ascii);
         let mut decoder = vec![Utf8State::Boundary as u8; self.max_len + 1];
         let mut chars = vec![0usize; self.max_len + 1];
@@ -337,19 +389,15 @@ impl TokenTrie {
                 continue;
             }
             let started = chars[depth - 1] + usize::from(before == Utf8State::Boundary as u8);
-            if started > CHAIN_DEPTH {
-                deep.push(n as u32);
+            if started > max_chars {
+                deep(n);
                 n = node.end as usize;
                 continue;
             }
             decoder[depth] = after;
             chars[depth] = started;
-            self.set_node_tokens(n, &mut exact[started], spare);
+            inside(n, started);
             n += 1;
-        }
-        TextDepths {
-            upto: super::cumulative(exact, words),
-            deep,
         }
     }
 }
@@ -415,6 +463,67 @@ mod tests {
             let (inside, exits) = reference_region(&trie, &ascii);
             assert_eq!(region.inside, inside, "{ascii:x?}");
             assert_eq!(region.exits, exits, "{ascii:x?}");
+        }
+    }
+
+    /// The inside tokens that start at most `c` characters equal their definition for every
+    /// `c`, whether they come from the shallow walk (nothing deeper computed yet) or from the
+    /// whole [`super::TextDepths`]; and the class regions' `region_upto` likewise by length.
+    #[test]
+    fn inside_tokens_by_count_equal_their_definition() {
+        let mut letters = [0u64; 4];
+        for b in (b'a'..=b'z').chain(b'A'..=b'Z').chain([b' ']) {
+            letters[b as usize / 64] |= 1 << (b % 64);
+        }
+        let classes = [letters, [u64::MAX, u64::MAX, 0, 0]];
+        let vocab = Vocabulary::embedded_default();
+        let expected = |trie: &TokenTrie, keep: &dyn Fn(&[u8]) -> bool| {
+            let mut bits = vec![0u32; trie.n_vocab.div_ceil(32)];
+            for pos in 0..trie.len() {
+                if keep(trie.bytes_at(pos)) {
+                    let id = trie.token(pos).index();
+                    bits[id / 32] |= 1 << (id % 32);
+                }
+            }
+            bits
+        };
+        // Characters started by well-formed text of class `ascii`, `None` when it breaks.
+        let started = |ascii: &[u64; 4], bytes: &[u8]| {
+            let mut state = Utf8State::Boundary;
+            let mut chars = 0;
+            for &b in bytes {
+                chars += usize::from(state == Utf8State::Boundary);
+                state = state.step(b, ascii)?;
+            }
+            Some(chars)
+        };
+        let in_class = |ascii: &[u64; 4], b: u8| ascii[b as usize / 64] & (1 << (b % 64)) != 0;
+        for ascii in classes {
+            for shallow_first in [true, false] {
+                let trie = TokenTrie::new(vocab);
+                let text = trie.text_region(&ascii).expect("room for a region");
+                let class = trie.class_region(&ascii).expect("room for a region");
+                if !shallow_first {
+                    trie.text_depths(&text);
+                    trie.region_depths(&class);
+                }
+                for c in (0..=super::CHAIN_DEPTH).rev() {
+                    let by_count = |bytes: &[u8]| started(&ascii, bytes).is_some_and(|n| n <= c);
+                    assert_eq!(
+                        trie.text_upto(&text, c),
+                        expected(&trie, &by_count),
+                        "text, {c} characters, shallow first: {shallow_first}"
+                    );
+                    let by_length = |bytes: &[u8]| {
+                        bytes.len() <= c && bytes.iter().all(|&b| in_class(&ascii, b))
+                    };
+                    assert_eq!(
+                        trie.region_upto(&class, c),
+                        expected(&trie, &by_length),
+                        "bytes, {c} bytes, shallow first: {shallow_first}"
+                    );
+                }
+            }
         }
     }
 
