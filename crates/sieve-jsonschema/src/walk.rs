@@ -482,7 +482,7 @@ impl<'a> Compiler<'a> {
     /// The value at `ptr` (which exists: pointers come from the document or from `$ref`
     /// resolution, which checks).
     pub(crate) fn at(&self, ptr: &str) -> &'a Value {
-        self.doc.pointer(ptr).unwrap_or(&Value::Null)
+        crate::refs::lookup(self.doc, ptr).unwrap_or(&Value::Null)
     }
 
     /// The rule for any JSON value.
