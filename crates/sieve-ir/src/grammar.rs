@@ -331,12 +331,30 @@ impl GrammarBuilder {
     /// its marks ([`Rule::max_tokens`], [`Rule::is_shared`]) and its references renamed to the
     /// copies; returns the copy of `grammar`'s root. For front-ends that embed a grammar
     /// compiled on its own (a JSON Schema inside a structural tag or a Lark grammar).
+    ///
+    /// A shared rule that refers to no rule names a fixed language; when the builder already
+    /// has a defined shared rule without references with the same body and token limit (the
+    /// whitespace of an earlier embedded schema), references go to that rule instead of a
+    /// copy, so a hundred embedded schemas bring one whitespace rule, not a hundred.
     pub fn import(&mut self, grammar: &Grammar, base: &str) -> Result<RuleId, IrError> {
         let mut ids = Vec::with_capacity(grammar.rules.len());
+        let mut copied = Vec::with_capacity(grammar.rules.len());
         for rule in &grammar.rules {
-            ids.push(self.fresh(&format!("{base}_{}", rule.name))?);
+            match self.equal_shared_rule(rule) {
+                Some(id) => {
+                    ids.push(id);
+                    copied.push(false);
+                }
+                None => {
+                    ids.push(self.fresh(&format!("{base}_{}", rule.name))?);
+                    copied.push(true);
+                }
+            }
         }
-        for (rule, &id) in grammar.rules.iter().zip(&ids) {
+        for ((rule, &id), copy) in grammar.rules.iter().zip(&ids).zip(copied) {
+            if !copy {
+                continue;
+            }
             let mut body = rule.body.clone();
             body.rename_refs(&mut |r| ids[r.index()]);
             self.define(id, body);
@@ -344,6 +362,20 @@ impl GrammarBuilder {
             self.shared[id.index()] = rule.shared;
         }
         Ok(ids[grammar.root.index()])
+    }
+
+    /// A defined shared rule of this builder without references whose body and token limit
+    /// are `rule`'s, when `rule` is shared and refers to no rule.
+    fn equal_shared_rule(&self, rule: &Rule) -> Option<RuleId> {
+        let mut refers = false;
+        rule.body.for_each_ref(&mut |_| refers = true);
+        if !rule.shared || refers {
+            return None;
+        }
+        (0..self.names.len())
+            .filter(|&i| self.shared[i] && self.limits[i] == rule.max_tokens)
+            .find(|&i| self.bodies[i].as_ref() == Some(&rule.body))
+            .and_then(RuleId::new)
     }
 
     /// The id of the rule named `name`.
@@ -539,6 +571,62 @@ mod tests {
         assert!(grammar.rule(item_copy).is_shared());
         assert_eq!(grammar.rule(item_copy).max_tokens(), Some(3));
         assert!(!grammar.rule(taken).is_shared());
+    }
+
+    /// A shared rule without references that the builder already has (an earlier import's)
+    /// is referred to, not copied again; other rules, and shared rules with references or a
+    /// different token limit, are copied.
+    #[test]
+    fn import_reuses_equal_shared_rules_without_references() {
+        let embedded = |limit: Option<u32>| {
+            let mut b = GrammarBuilder::new();
+            let ws = b.declare("ws").unwrap();
+            b.define(ws, Expr::plus(Expr::bytes(" ")));
+            b.share(ws);
+            if let Some(k) = limit {
+                b.limit_tokens(ws, k);
+            }
+            let list = b.declare("list").unwrap();
+            b.define(
+                list,
+                Expr::seq([
+                    Expr::bytes("["),
+                    Expr::optional(Expr::rule(ws)),
+                    Expr::bytes("]"),
+                ]),
+            );
+            b.share(list);
+            let root = b.declare("root").unwrap();
+            b.define(root, Expr::seq([Expr::rule(list), Expr::rule(ws)]));
+            b.build(root).unwrap()
+        };
+        let mut host = GrammarBuilder::new();
+        let first = host.import(&embedded(None), "a").unwrap();
+        let second = host.import(&embedded(None), "b").unwrap();
+        let limited = host.import(&embedded(Some(4)), "c").unwrap();
+        let root = host.declare("host").unwrap();
+        host.define(
+            root,
+            Expr::seq([Expr::rule(first), Expr::rule(second), Expr::rule(limited)]),
+        );
+        let grammar = host.build(root).unwrap();
+        let names: Vec<&str> = grammar.rules().iter().map(|r| r.name()).collect();
+        assert_eq!(
+            names,
+            ["a_ws", "a_list", "a_root", "b_list", "b_root", "c_ws", "c_list", "c_root", "host"]
+        );
+        let ws = grammar.lookup("a_ws").unwrap();
+        assert_eq!(
+            grammar.rule(grammar.lookup("b_root").unwrap()).body(),
+            &Expr::seq([
+                Expr::rule(grammar.lookup("b_list").unwrap()),
+                Expr::rule(ws)
+            ])
+        );
+        assert_eq!(
+            grammar.rule(grammar.lookup("c_ws").unwrap()).max_tokens(),
+            Some(4)
+        );
     }
 
     #[test]
