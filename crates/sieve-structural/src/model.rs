@@ -874,37 +874,63 @@ fn invalid(pointer: &str, message: impl Into<String>) -> Error {
 }
 
 /// `value` serialised with object keys sorted, so two spellings of one format get one key.
+/// Written straight into one buffer (nested formats are serialised again inside each
+/// enclosing one, so this runs over the document once per level of format nesting).
 fn canonical(value: &Value) -> String {
-    fn write(value: &Value, out: &mut String) {
+    fn write(value: &Value, out: &mut Vec<u8>) {
         match value {
             Value::Object(map) => {
-                let mut keys: Vec<&String> = map.keys().collect();
-                keys.sort();
-                out.push('{');
-                for (i, k) in keys.into_iter().enumerate() {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                out.push(b'{');
+                for (i, (k, v)) in entries.into_iter().enumerate() {
                     if i > 0 {
-                        out.push(',');
+                        out.push(b',');
                     }
-                    out.push_str(&Value::String(k.clone()).to_string());
-                    out.push(':');
-                    write(&map[k], out);
+                    serde_json::to_writer(&mut *out, k).expect("writing to a vector");
+                    out.push(b':');
+                    write(v, out);
                 }
-                out.push('}');
+                out.push(b'}');
             }
             Value::Array(items) => {
-                out.push('[');
+                out.push(b'[');
                 for (i, item) in items.iter().enumerate() {
                     if i > 0 {
-                        out.push(',');
+                        out.push(b',');
                     }
                     write(item, out);
                 }
-                out.push(']');
+                out.push(b']');
             }
-            other => out.push_str(&other.to_string()),
+            other => serde_json::to_writer(&mut *out, other).expect("writing to a vector"),
         }
     }
-    let mut out = String::new();
+    let mut out = Vec::new();
     write(value, &mut out);
-    out
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::canonical;
+    use serde_json::json;
+
+    /// Keys are sorted at every level and everything else is compact JSON, so two spellings
+    /// of one format get one key and different formats different keys.
+    #[test]
+    fn canonical_keys_sort_members_at_every_level() {
+        let a = json!({"type": "tag", "begin": "<a\"é>", "content": {"z": [1, 2.5, null], "a": {"y": true, "b": "\n"}}});
+        let b = json!({"content": {"a": {"b": "\n", "y": true}, "z": [1, 2.5, null]}, "begin": "<a\"é>", "type": "tag"});
+        assert_eq!(canonical(&a), canonical(&b));
+        assert_eq!(
+            canonical(&a),
+            r#"{"begin":"<a\"é>","content":{"a":{"b":"\n","y":true},"z":[1,2.5,null]},"type":"tag"}"#
+        );
+        assert_ne!(
+            canonical(&json!({"a": [1, 2]})),
+            canonical(&json!({"a": [2, 1]}))
+        );
+        assert_ne!(canonical(&json!({"a": 1})), canonical(&json!({"a": 1.0})));
+    }
 }
