@@ -326,18 +326,21 @@ impl TokenTrie {
             return &self.region_depths(region).upto[CHAIN_DEPTH];
         }
         region.shallow[depth].get_or_init(|| {
-            let words = self.n_vocab.div_ceil(32);
-            let mut bits = vec![0u32; words + 1];
-            let spare = words * 32 + 31;
-            self.walk_class_prefixes(
-                &region.class,
-                depth,
-                |n, _| self.set_node_tokens(n, &mut bits, spare),
-                |_| {},
-            );
-            bits.truncate(words);
-            bits
+            self.node_tokens(|visit| {
+                self.walk_class_prefixes(&region.class, depth, |n, _| visit(n), |_| {});
+            })
         })
+    }
+
+    /// The tokens (`ceil(n_vocab / 32)` words, as [`ClassRegion::inside`]) spelled by the
+    /// nodes `walk` reports to the visitor it is given.
+    fn node_tokens(&self, walk: impl FnOnce(&mut dyn FnMut(usize))) -> Vec<u32> {
+        let words = self.n_vocab.div_ceil(32);
+        let mut bits = vec![0u32; words + 1];
+        let spare = words * 32 + 31;
+        walk(&mut |n| self.set_node_tokens(n, &mut bits, spare));
+        bits.truncate(words);
+        bits
     }
 
     /// Visits in pre-order the nodes of depth at most `max_depth` whose prefix is made of

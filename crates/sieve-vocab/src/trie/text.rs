@@ -350,17 +350,9 @@ impl TokenTrie {
             return &self.text_depths(region).upto[CHAIN_DEPTH];
         }
         region.shallow[chars].get_or_init(|| {
-            let words = self.n_vocab.div_ceil(32);
-            let mut bits = vec![0u32; words + 1];
-            let spare = words * 32 + 31;
-            self.walk_text_prefixes(
-                &region.class,
-                chars,
-                |n, _| self.set_node_tokens(n, &mut bits, spare),
-                |_| {},
-            );
-            bits.truncate(words);
-            bits
+            self.node_tokens(|visit| {
+                self.walk_text_prefixes(&region.class, chars, |n, _| visit(n), |_| {});
+            })
         })
     }
 
