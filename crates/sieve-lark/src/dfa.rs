@@ -202,14 +202,48 @@ impl Closure {
     }
 }
 
-/// The bytes an NFA's edges never tell apart, grouped into classes: every edge's byte class
-/// is a union of them, so a subset construction steps once per class instead of per byte.
+/// The 256 bytes cut into intervals: `of[b]` is the interval of byte `b`, `starts[i]` the first
+/// byte of interval `i`.
+struct Intervals {
+    of: [u16; 256],
+    starts: Vec<u8>,
+}
+
+impl Intervals {
+    /// The intervals that begin at byte 0 and at every byte `b` with `cut[b]`.
+    fn from_cuts(cut: &[bool; 256]) -> Intervals {
+        let mut of = [0u16; 256];
+        let mut starts = vec![0u8];
+        for b in 1..=255u8 {
+            if cut[usize::from(b)] {
+                starts.push(b);
+            }
+            of[usize::from(b)] = u16::try_from(starts.len() - 1).expect("at most 256 intervals");
+        }
+        Intervals { of, starts }
+    }
+
+    /// The intervals of bytes on which every state of `automata` moves alike: a byte that
+    /// some row sends elsewhere than the byte before it starts a new one.
+    fn of_automata(automata: &[&Dfa]) -> Intervals {
+        let mut cut = [false; 256];
+        for row in automata.iter().flat_map(|d| &d.next) {
+            for b in 1..256 {
+                cut[b] |= row[b] != row[b - 1];
+            }
+        }
+        Intervals::from_cuts(&cut)
+    }
+}
+
+/// An NFA's byte edges over intervals of bytes its edges never tell apart (every edge's byte
+/// class is a union of them), so a subset construction steps once per interval instead of per
+/// byte.
 struct Alphabet {
-    /// `class_of[b]`: the class of byte `b`.
-    class_of: [u16; 256],
-    /// Per class, the edge labels (indices into the NFA's distinct byte classes) holding its
-    /// bytes.
-    labels_of_class: Vec<Vec<u32>>,
+    intervals: Intervals,
+    /// Per interval, the edge labels (indices into the NFA's distinct byte classes) holding
+    /// its bytes.
+    labels_of_interval: Vec<Vec<u32>>,
     /// `edges[s]`: state `s`'s byte edges as (label, target).
     edges: Vec<Vec<(u32, u32)>>,
 }
@@ -233,33 +267,27 @@ impl Alphabet {
                     .collect()
             })
             .collect();
-        // A byte's signature is the set of labels holding it; equal signatures, one class.
-        let words = labels.len().div_ceil(64);
-        let mut signature = vec![0u64; 256 * words];
-        for (k, class) in labels.iter().enumerate() {
-            for b in class.iter() {
-                signature[usize::from(b) * words + k / 64] |= 1 << (k % 64);
+        let mut cut = [false; 256];
+        for (lo, hi) in labels.iter().flat_map(ByteClass::ranges) {
+            cut[usize::from(lo)] = true;
+            if let Some(after) = hi.checked_add(1) {
+                cut[usize::from(after)] = true;
             }
         }
-        let mut class_ids: HashMap<&[u64], u16> = HashMap::default();
-        let mut class_of = [0u16; 256];
-        let mut labels_of_class = Vec::new();
-        for (b, slot) in class_of.iter_mut().enumerate() {
-            let key = &signature[b * words..(b + 1) * words];
-            let next = u16::try_from(class_ids.len()).expect("at most 256 classes");
-            *slot = *class_ids.entry(key).or_insert_with(|| {
-                labels_of_class.push(
-                    (0..labels.len())
-                        .filter(|k| key[k / 64] & (1 << (k % 64)) != 0)
-                        .map(|k| u32::try_from(k).expect("labels fit u32"))
-                        .collect(),
-                );
-                next
-            });
-        }
+        let intervals = Intervals::from_cuts(&cut);
+        let labels_of_interval = intervals
+            .starts
+            .iter()
+            .map(|&b| {
+                (0..labels.len())
+                    .filter(|&k| labels[k].contains(b))
+                    .map(|k| u32::try_from(k).expect("labels fit u32"))
+                    .collect()
+            })
+            .collect();
         Alphabet {
-            class_of,
-            labels_of_class,
+            intervals,
+            labels_of_interval,
             edges,
         }
     }
@@ -341,7 +369,7 @@ impl Dfa {
     /// neighbouring classes with the same targets.
     fn determinize(nfa: &Nfa, start: u32, end: u32, limit: usize) -> Result<Dfa, DfaError> {
         let alphabet = Alphabet::of(nfa);
-        let classes = alphabet.labels_of_class.len();
+        let classes = alphabet.labels_of_interval.len();
         let mut closure = Closure::new(nfa.eps.len());
         // A set is kept as the states of its closure that matter: those with a byte edge, and
         // `end`. Two closures that agree on them step and accept alike.
@@ -380,7 +408,7 @@ impl Dfa {
             for c in 0..classes {
                 let bucket = &mut buckets[c];
                 bucket.clear();
-                for &k in &alphabet.labels_of_class[c] {
+                for &k in &alphabet.labels_of_interval[c] {
                     if let Some(targets) = label_targets.get(k as usize) {
                         bucket.extend_from_slice(targets);
                     }
@@ -413,7 +441,7 @@ impl Dfa {
                 previous = Some((c, id));
             }
             let mut row = [0u32; 256];
-            for (slot, &c) in row.iter_mut().zip(&alphabet.class_of) {
+            for (slot, &c) in row.iter_mut().zip(&alphabet.intervals.of) {
                 *slot = target_of_class[usize::from(c)];
             }
             dfa.next.push(row);
@@ -422,41 +450,9 @@ impl Dfa {
         Ok(dfa)
     }
 
-    /// Bytes no state tells apart, as (class of each byte, one representative per class).
-    fn byte_classes(automata: &[&Dfa]) -> ([u8; 256], Vec<u8>) {
-        let mut ids: HashMap<Vec<u32>, u8> = HashMap::default();
-        let mut class = [0u8; 256];
-        let mut representatives = Vec::new();
-        for b in 0..256usize {
-            let column: Vec<u32> = automata
-                .iter()
-                .flat_map(|d| d.next.iter().map(move |row| row[b]))
-                .collect();
-            let next = ids.len();
-            class[b] = *ids.entry(column).or_insert_with(|| {
-                representatives.push(b as u8);
-                next as u8
-            });
-        }
-        (class, representatives)
-    }
-
-    /// The first byte of every interval of bytes on which every state of the automaton
-    /// moves alike (a neighbouring byte that some row sends elsewhere starts a new one).
-    fn interval_representatives(&self) -> Vec<u8> {
-        let mut cut = [false; 256];
-        cut[0] = true;
-        for row in &self.next {
-            for b in 1..256 {
-                cut[b] |= row[b] != row[b - 1];
-            }
-        }
-        (0..=255u8).filter(|&b| cut[usize::from(b)]).collect()
-    }
-
     /// The product automaton accepting where both do.
     pub(crate) fn intersect(&self, other: &Dfa, limit: usize) -> Result<Dfa, DfaError> {
-        let (class, representatives) = Dfa::byte_classes(&[self, other]);
+        let intervals = Intervals::of_automata(&[self, other]);
         let mut ids: HashMap<(u32, u32), u32> = HashMap::default();
         let mut pairs = vec![(0u32, 0u32)];
         ids.insert((0, 0), 0);
@@ -469,9 +465,9 @@ impl Dfa {
             let (a, b) = pairs[i];
             out.accept
                 .push(self.accept[a as usize] && other.accept[b as usize]);
-            let mut by_class = vec![0u32; representatives.len()];
-            for (c, slot) in by_class.iter_mut().enumerate() {
-                let byte = representatives[c] as usize;
+            let mut by_interval = vec![0u32; intervals.starts.len()];
+            for (slot, &byte) in by_interval.iter_mut().zip(&intervals.starts) {
+                let byte = usize::from(byte);
                 let key = (self.next[a as usize][byte], other.next[b as usize][byte]);
                 *slot = match ids.get(&key) {
                     Some(&id) => id,
@@ -487,8 +483,8 @@ impl Dfa {
                 };
             }
             let mut row = [0u32; 256];
-            for (byte, slot) in row.iter_mut().enumerate() {
-                *slot = by_class[class[byte] as usize];
+            for (slot, &i) in row.iter_mut().zip(&intervals.of) {
+                *slot = by_interval[usize::from(i)];
             }
             out.next.push(row);
             i += 1;
@@ -521,7 +517,7 @@ impl Dfa {
                 }
             })
             .collect();
-        let representatives = self.interval_representatives();
+        let representatives = Intervals::of_automata(&[self]).starts;
         // A state's signature: its class, then its targets' classes on each interval (all
         // zero for a dead state, whose edges do not matter). Equal signatures, one class.
         let width = representatives.len() + 1;
