@@ -43,8 +43,15 @@ impl ByteClass {
 
     /// Adds the inclusive range `lo..=hi`; nothing when `lo > hi`.
     pub fn add_range(&mut self, lo: u8, hi: u8) {
-        for b in lo..=hi {
-            self.insert(b);
+        if lo > hi {
+            return;
+        }
+        let (lo, hi) = (u32::from(lo), u32::from(hi));
+        // A mask per word the range touches: bits `start..=end` of that word.
+        for word in lo / 64..=hi / 64 {
+            let start = lo.max(word * 64) - word * 64;
+            let end = hi.min(word * 64 + 63) - word * 64;
+            self.bits[word as usize] |= (u64::MAX << start) & (u64::MAX >> (63 - end));
         }
     }
 
@@ -200,6 +207,24 @@ mod tests {
         assert_eq!(class.ranges(), vec![(b'0', b'0'), (b'a', b'f')]);
         assert_eq!(class.len(), 7);
         assert_eq!(class.to_string(), "[0a-f]");
+    }
+
+    /// The word-at-a-time `add_range` against its definition, one byte at a time, for every
+    /// `(lo, hi)` pair (empty ones included) added to a class that already has members.
+    #[test]
+    fn add_range_matches_inserting_each_byte() {
+        let base = ByteClass::from_ranges([(10, 10), (100, 140)]);
+        for lo in 0..=255u8 {
+            for hi in 0..=255u8 {
+                let mut fast = base;
+                fast.add_range(lo, hi);
+                let mut naive = base;
+                for b in lo..=hi {
+                    naive.insert(b);
+                }
+                assert_eq!(fast, naive, "add_range({lo}, {hi})");
+            }
+        }
     }
 
     /// The word-at-a-time `ranges` against its definition, on classes with runs across word
