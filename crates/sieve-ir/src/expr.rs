@@ -90,10 +90,12 @@ impl Expr {
 
     /// The concatenation of `items`: nested sequences are flattened and `Empty` items dropped.
     pub fn seq(items: impl IntoIterator<Item = Expr>) -> Expr {
-        let mut flat = Vec::new();
+        let items = items.into_iter();
+        let mut flat = Vec::with_capacity(items.size_hint().0);
         for item in items {
             match item.kind {
                 ExprKind::Empty => {}
+                ExprKind::Seq(inner) if flat.is_empty() => flat = inner,
                 ExprKind::Seq(inner) => flat.extend(inner),
                 kind => flat.push(Expr { kind }),
             }
@@ -109,9 +111,11 @@ impl Expr {
 
     /// The union of `alternatives`, nested choices flattened; `None` when there are none.
     pub fn choice(alternatives: impl IntoIterator<Item = Expr>) -> Option<Expr> {
-        let mut flat = Vec::new();
+        let alternatives = alternatives.into_iter();
+        let mut flat = Vec::with_capacity(alternatives.size_hint().0);
         for alt in alternatives {
             match alt.kind {
+                ExprKind::Choice(inner) if flat.is_empty() => flat = inner,
                 ExprKind::Choice(inner) => flat.extend(inner),
                 kind => flat.push(Expr { kind }),
             }
