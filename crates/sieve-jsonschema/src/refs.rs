@@ -7,7 +7,7 @@
 //! RFC 3986 §5.2 algorithm reduced to what schema documents use (absolute URIs, network-path,
 //! absolute-path, relative-path and fragment-only references, dot segments removed).
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use serde_json::Value;
 

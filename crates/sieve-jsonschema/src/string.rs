@@ -37,7 +37,7 @@ mod regions;
 
 pub(crate) use regions::key_regions;
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use regex_syntax::utf8::Utf8Sequences;
@@ -726,20 +726,17 @@ pub(crate) fn spell_except(used: &[char], escapes: Escapes) -> Option<Expr> {
 }
 
 /// Every spelling under `escapes` of the one character `c` ([`spell`] of `c` alone). ASCII
-/// characters' are built once per process, as property names are mostly made of them.
+/// characters' are built once per process, each when first asked for, as property names are
+/// mostly made of them.
 pub(crate) fn spell_char(c: char, escapes: Escapes) -> Expr {
-    static ASCII: OnceLock<[Vec<Expr>; 2]> = OnceLock::new();
-    let build = |c: char, escapes| spell(&[(c as u32, c as u32)], escapes).expect("one character");
+    static ASCII: [[OnceLock<Expr>; 128]; 2] = [const { [const { OnceLock::new() }; 128] }; 2];
+    let build = || spell(&[(c as u32, c as u32)], escapes).expect("one character");
     match u8::try_from(c) {
         Ok(byte) if byte.is_ascii() => {
-            let table = ASCII.get_or_init(|| {
-                [Escapes::Any, Escapes::Canonical]
-                    .map(|escapes| (0..=127u8).map(|b| build(char::from(b), escapes)).collect())
-            });
             let mode = usize::from(escapes == Escapes::Canonical);
-            table[mode][usize::from(byte)].clone()
+            ASCII[mode][usize::from(byte)].get_or_init(build).clone()
         }
-        _ => build(c, escapes),
+        _ => build(),
     }
 }
 

@@ -24,7 +24,7 @@
 //! - work is bounded: every rule counts against [`Limits::max_rules`], every expression and
 //!   every checked value against [`Limits::fuel`], nesting against [`Limits::max_depth`].
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::rc::Rc;
 
 use serde_json::{Map, Value};

@@ -25,7 +25,7 @@
 //! - every state of a built [`Dfa`] is reachable and can reach acceptance; transitions are
 //!   grouped per target with merged code-point ranges.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 /// A set of Unicode scalar values: sorted, disjoint, non-adjacent inclusive ranges.
 pub(crate) type Ranges = Vec<(u32, u32)>;
