@@ -12,11 +12,11 @@
 //!
 //! The kind of file comes from its extension (`.gbnf`, `.ebnf`, `.regex`, `.json`, `.lark`) or
 //! `--format`; `--structural-tag FILE` (on every command that takes a constraint) is always
-//! an XGrammar structural tag; `--schema FILE` is always a JSON Schema, compiled as `--whitespace`,
-//! `--order`, `--escapes`, `--key-escapes`, `--literal-escapes` and `--lenient` say
-//! (lenient-mode warnings go to stderr);
-//! `--tools FILE --tool-format NAME` (on the same commands) is OpenAI-style tools in a model's
-//! tool-call format (`sieve_structural::models`; docs/tool-formats.md).
+//! an XGrammar structural tag; `--schema FILE` is always a JSON Schema, compiled as
+//! `--whitespace`, `--order`, `--escapes`, `--key-escapes`, `--literal-escapes` and
+//! `--lenient` say (lenient-mode warnings go to stderr); `--tools FILE --tool-format NAME` (on
+//! the same commands) is OpenAI-style tools in a model's tool-call format
+//! (`sieve_structural::models`; docs/tool-formats.md).
 //! Exit codes: 0 success, 1 the input is wrong (diagnostics on stderr), 2 usage or I/O
 //! errors (and, for `match` and `generate`, a constraint that does not compile).
 

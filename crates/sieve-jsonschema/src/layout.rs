@@ -7,11 +7,11 @@
 //!   [`Whitespace::Compact`], up to [`Options::max_whitespace`] bytes of `' '`, `\t`, `\n`,
 //!   `\r` under [`Whitespace::Flexible`], written as an optional reference to one shared rule
 //!   (one automaton for every gap of the grammar);
-//! - the whole text is `gap value gap` (`value` when [`Options::outer_whitespace`] is
-//!   off); an object is `{ gap }` or
-//!   `{ gap member (gap sep gap member)* gap }` with `member = key gap key-sep gap value`; an
-//!   array is `[ gap ]` or `[ gap item (gap sep gap item)* gap ]` — so every gap between two
-//!   tokens holds exactly one gap expression, never two in a row;
+//! - the whole text is `gap value gap` (`value` when [`Options::outer_whitespace`] is off);
+//!   an object is `{ gap }` or `{ gap member (gap sep gap member)* gap }` with
+//!   `member = key gap key-sep gap value`; an array is `[ gap ]` or
+//!   `[ gap item (gap sep gap item)* gap ]` — so every gap between two tokens holds exactly
+//!   one gap expression, never two in a row;
 //! - literal values are printed in that layout, object members in the value's own order and
 //!   numbers as `serde_json` prints them (`1.5`, `1e100`), integral values below 2^53 also
 //!   as `2` and `2.0`: an instance spelling the same number otherwise (`1e0`, `2.00`, an

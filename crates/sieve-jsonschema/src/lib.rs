@@ -73,8 +73,7 @@
 //! between tokens (and, with [`Options::outer_whitespace`], before and after the whole text)
 //! holds up to [`Options::max_whitespace`] whitespace bytes, written as one shared rule
 //! ([`sieve_ir::Rule::is_shared`]) that every gap refers to. Objects list declared
-//! properties in schema
-//! order, then the others ([`PropertyOrder::Any`]: any order, at most
+//! properties in schema order, then the others ([`PropertyOrder::Any`]: any order, at most
 //! [`Options::max_any_order_properties`] declared properties). Documented rejected-valid gaps:
 //! a `const`/`enum` object must list its members in the value's own order (under
 //! [`PropertyOrder::Any`], objects of up to 8 members come in any order); a `const`/`enum`
