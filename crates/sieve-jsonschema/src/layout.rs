@@ -21,6 +21,7 @@
 //! Invariant of [`string_except`]: its language is JSON strings whose *decoded* value is not
 //! in the excluded set; every spelling [`Escapes`] allows is accepted.
 
+use foldhash::HashMap;
 use serde_json::Value;
 use sieve_ir::{ByteClass, Expr, GrammarBuilder, IrError, RuleId};
 
@@ -237,8 +238,8 @@ pub(crate) fn string_except(
     }
     let rest = Expr::seq([Expr::star(any_char(escapes)), Expr::bytes(*b"\"")]);
     let free = share(rest.clone(), Sharing::Tail)?;
-    let mut others: foldhash::HashMap<Vec<char>, Option<Expr>> = foldhash::HashMap::default();
-    let mut not_raw_ascii = foldhash::HashMap::default();
+    let mut others: HashMap<Vec<char>, Option<Expr>> = HashMap::default();
+    let mut not_raw_ascii = HashMap::default();
     // Children are created after their parents, so a reverse sweep sees children first.
     let mut exprs: Vec<Option<Expr>> = vec![None; children.len()];
     for node in (0..children.len()).rev() {
@@ -301,7 +302,7 @@ pub(crate) fn string_except(
 fn leave_canonically(
     used: &[char],
     (free, rest): (&Expr, &Expr),
-    not_raw_ascii: &mut foldhash::HashMap<Vec<char>, Option<Expr>>,
+    not_raw_ascii: &mut HashMap<Vec<char>, Option<Expr>>,
     share: &mut dyn FnMut(Expr, Sharing) -> Result<Expr, Error>,
 ) -> Result<Option<Expr>, Error> {
     // The ASCII characters written as their own byte: printable ones but `"` and `\`, and DEL.

@@ -16,8 +16,8 @@
 //! when `fraction` is off), its value lies in the interval, and it is a multiple. At most
 //! [`MAX_STATES`] states are explored; past it the build stops with [`Outcome::TooLarge`].
 
+use foldhash::{HashMap, HashMapExt};
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
 use sieve_ir::{ByteClass, Expr, GrammarBuilder, RuleId};
 
