@@ -13,7 +13,10 @@
 //!    the epsilon-free NFA in canonical form instead. Rules whose bodies differ only in which
 //!    rules they reference, in the same order (`key_1 ":" string` and `key_2 ":" string`), are
 //!    built once ([`crate::memo`]): the automaton is a function of the body, and renaming
-//!    references monotonically keeps every edge's order and so the canonical numbering.
+//!    references monotonically keeps every edge's order and so the canonical numbering. A
+//!    body's leading literal is set apart, so `"\"city\"" ws? ":" ws? string` and
+//!    `"\"country\"" ws? ":" ws? string` share the construction of the rest
+//!    ([`crate::head`]); the DFA cap applies to that rest.
 //! 4. **Hash** every rule ([`crate::hash`]).
 //!
 //! # Invariants
@@ -23,7 +26,7 @@
 
 use std::sync::Arc;
 
-use sieve_ir::{ExprKind, Grammar, RuleId};
+use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 
 use crate::canonical::{canonicalize, canonicalize_dfa};
 use crate::dfa::{determinize, minimize};
@@ -69,7 +72,8 @@ impl Config {
     /// The most DFA states the subset construction may create for one rule before giving up
     /// and keeping the rule's epsilon-free NFA (marked non-deterministic). The effective limit
     /// of a rule is the larger of this and the size of its Thompson NFA, so a DFA no larger than
-    /// the NFA it comes from is never refused.
+    /// the NFA it comes from is never refused. A rule whose body starts with a literal counts
+    /// the body after it (the literal adds one state per byte, in a chain).
     ///
     /// Default 4,096. Raising it lets more rules be deterministic (cheaper to run) at the cost
     /// of construction time and memory proportional to the DFA's size times its alphabet.
@@ -374,7 +378,7 @@ impl Builder {
             Some(cache) => {
                 RuleMemo::sharing(cache, self.config.dfa_state_limit, self.config.minimize)
             }
-            None => RuleMemo::default(),
+            None => RuleMemo::new(self.config.minimize),
         };
         let mut state_count = 0usize;
         let mut edge_count = 0usize;
@@ -419,7 +423,10 @@ impl Builder {
                 shapes.push(Some(shape));
             }
             let edges_left = self.config.edge_limit.saturating_sub(edge_count);
-            let build = |&i: &usize| self.rule_fsm(rules[i].0, edges_left);
+            let build = |&i: &usize| {
+                let shape = shapes[i].as_ref().expect("a rule to build has a shape");
+                self.ranked_fsm(shape.key().ranked(), rules[i].0.name(), edges_left)
+            };
             let built: Vec<Result<Fsm, BuildError>> = if self.config.parallel && builds.len() > 1 {
                 use rayon::prelude::*;
                 builds.par_iter().map(build).collect()
@@ -506,26 +513,24 @@ impl Builder {
         Ok(out)
     }
 
-    /// The Thompson NFA of a regular rule, within the state and edge limits.
-    fn rule_nfa(&self, rule: &sieve_ir::Rule) -> Result<Nfa, BuildError> {
-        let nfa = thompson(rule.body(), rule.name())?;
+    /// The Thompson NFA of `body`, part of `rule`, within the state and edge limits.
+    fn rule_nfa(&self, body: &Expr, rule: &str) -> Result<Nfa, BuildError> {
+        let nfa = thompson(body, rule)?;
         if nfa.len() > self.config.state_limit {
-            return Err(BuildError::state_limit(
-                rule.name(),
-                self.config.state_limit,
-            ));
+            return Err(BuildError::state_limit(rule, self.config.state_limit));
         }
         if nfa.edge_count() > self.config.edge_limit {
-            return Err(BuildError::edge_limit(rule.name(), self.config.edge_limit));
+            return Err(BuildError::edge_limit(rule, self.config.edge_limit));
         }
         Ok(nfa)
     }
 
-    /// Step 3 for one regular rule, from its NFA.
-    fn rule_fsm(&self, rule: &sieve_ir::Rule, edges_left: usize) -> Result<Fsm, BuildError> {
-        let nfa = self.rule_nfa(rule)?;
+    /// Step 3 for one shape: the automaton of a regular rule's ranked tail (the body after its
+    /// leading literal, references as ranks; see [`crate::memo`]).
+    fn ranked_fsm(&self, tail: &Expr, rule: &str, edges_left: usize) -> Result<Fsm, BuildError> {
+        let nfa = self.rule_nfa(tail, rule)?;
         self.regular_fsm(&nfa, edges_left)
-            .ok_or_else(|| BuildError::edge_limit(rule.name(), self.config.edge_limit))
+            .ok_or_else(|| BuildError::edge_limit(rule, self.config.edge_limit))
     }
 
     /// Step 3 for one rule; `None` when the epsilon-free fallback exceeds `edges_left`.

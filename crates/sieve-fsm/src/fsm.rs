@@ -154,6 +154,39 @@ impl Fsm {
         renamed
     }
 
+    /// This automaton with a chain of states reading `head` in front of its start: states
+    /// `0 … head.len() - 1` read one byte each, this automaton's states follow in their order.
+    /// Breadth-first from the new start that is this automaton's own numbering shifted, so
+    /// the result is canonical too.
+    pub(crate) fn after_chain(&self, head: &[u8]) -> Fsm {
+        let offset = u32::try_from(head.len()).expect("bounded by the limits");
+        let mut states = Vec::with_capacity(self.states.len() + head.len());
+        let mut edges = Vec::with_capacity(self.edges.len() + head.len());
+        for (i, &byte) in (0..offset).zip(head) {
+            states.push(StateRecord {
+                first_edge: i,
+                accepting: false,
+            });
+            edges.push(Edge {
+                label: Label::Bytes { lo: byte, hi: byte },
+                target: StateId(i + 1),
+            });
+        }
+        states.extend(self.states.iter().map(|record| StateRecord {
+            first_edge: record.first_edge + offset,
+            accepting: record.accepting,
+        }));
+        edges.extend(self.edges.iter().map(|edge| Edge {
+            label: edge.label,
+            target: StateId(edge.target.0 + offset),
+        }));
+        Fsm {
+            states,
+            edges,
+            deterministic: self.deterministic,
+        }
+    }
+
     /// The start state; always state `0`.
     pub fn start(&self) -> StateId {
         StateId(0)

@@ -59,6 +59,7 @@ mod dump;
 mod error;
 mod fsm;
 mod hash;
+mod head;
 mod memo;
 mod nfa;
 mod shared;

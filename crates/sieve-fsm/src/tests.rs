@@ -9,7 +9,7 @@ use crate::canonical::{canonicalize, canonicalize_dfa};
 use crate::dfa::{determinize, minimize};
 use crate::hash::hash_combine;
 use crate::nfa::{remove_epsilons, thompson};
-use crate::Fsm;
+use crate::{Builder, Config, Fsm};
 
 /// Random expressions over the alphabet `a b c`, small enough for the recogniser.
 fn expr() -> impl Strategy<Value = Expr> {
@@ -101,4 +101,72 @@ fn thompson_rejects_counted_repetition_inside_a_body() {
 fn thompson_numbers_states_left_to_right() {
     let nfa = thompson(&Expr::bytes("ab"), "r").unwrap();
     assert_eq!((nfa.start, nfa.accept, nfa.len()), (0, 2, 3));
+}
+
+/// The automaton the builder gives the root of a one-rule grammar.
+fn built(body: &Expr) -> Fsm {
+    let grammar = single_rule(body.clone());
+    let fsms = Builder::new(Config::new()).build(&grammar).unwrap();
+    fsms.automaton(grammar.root()).fsm().unwrap().clone()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// A body's leading literal is joined to the automaton of the rest afterwards
+    /// ([`crate::head`]); the result must be the minimal DFA of the whole body, numbered as a
+    /// fresh build numbers it.
+    #[test]
+    fn a_literal_head_gives_the_automaton_of_a_fresh_build(
+        head in "[abc]{1,4}",
+        tail in expr(),
+    ) {
+        let body = Expr::seq([Expr::bytes(head), tail]);
+        prop_assert_eq!(built(&body), stages(&body)[0].clone());
+    }
+}
+
+#[test]
+fn chain_states_equal_to_tail_states_are_merged() {
+    let x = || Expr::bytes("x");
+    let loop_then_z = Expr::seq([
+        Expr::star(Expr::seq([Expr::bytes("y"), x()])),
+        Expr::bytes("z"),
+    ]);
+    // x (y x)* z: the start reads like the state after a `y`, so the chain disappears.
+    let whole = Expr::seq([x(), loop_then_z.clone()]);
+    assert_eq!(built(&whole).state_count(), 3);
+    assert_eq!(built(&whole), stages(&whole)[0]);
+    // w x (y x)* z: the chain keeps its first state only.
+    let partly = Expr::seq([Expr::bytes("wx"), loop_then_z]);
+    assert_eq!(built(&partly).state_count(), 4);
+    assert_eq!(built(&partly), stages(&partly)[0]);
+}
+
+#[test]
+fn rules_differing_in_their_head_share_the_rest_and_keep_their_references() {
+    let mut b = GrammarBuilder::new();
+    let root = b.declare("root").unwrap();
+    let short = b.declare("short").unwrap();
+    let long = b.declare("long").unwrap();
+    let value = b.declare("value").unwrap();
+    let other = b.declare("other").unwrap();
+    let member =
+        |key: &str, value| Expr::seq([Expr::bytes(key), Expr::bytes(":"), Expr::rule(value)]);
+    b.define(root, Expr::seq([Expr::rule(short), Expr::rule(long)]));
+    b.define(short, member("\"k\"", value));
+    b.define(long, member("\"key\"", other));
+    b.define(value, Expr::plus(Expr::bytes("v")));
+    b.define(other, Expr::plus(Expr::bytes("o")));
+    let grammar = b.build(root).unwrap();
+    let fsms = Builder::new(Config::new()).build(&grammar).unwrap();
+    for rule in [short, long] {
+        let body = grammar.rules()[rule.index()].body();
+        assert_eq!(
+            fsms.automaton(rule).fsm().unwrap(),
+            &stages(body)[0],
+            "{}",
+            fsms.name(rule)
+        );
+    }
 }
