@@ -12,6 +12,9 @@
 //! are resolved against the vocabulary when lowered, so a token that does not resolve is an
 //! error at its place.
 
+use std::sync::Arc;
+
+use foldhash::HashMap;
 use serde_json::{Map, Value};
 use sieve_ir::token::{TokenItem, ID_LIMIT};
 
@@ -24,7 +27,7 @@ pub(crate) struct Format {
     /// The JSON pointer of this format's object.
     pub pointer: String,
     /// The object serialised canonically (keys sorted), so equal formats are compiled once.
-    pub key: String,
+    pub key: Arc<str>,
     /// What it matches.
     pub kind: Kind,
 }
@@ -232,14 +235,22 @@ pub(crate) fn read_document(value: &Value, limits: &Limits) -> Result<Format, Er
         limits,
         depth: 0,
         formats: 0,
+        keys: HashMap::default(),
     };
     reader.format(format, &pointer)
 }
 
+/// Reads formats out of one document.
+///
+/// Every value it reads is part of the document `read_document` borrows for the reader's
+/// whole life, so a value's address names it for that long: `keys` relies on it.
 struct Reader<'a> {
     limits: &'a Limits,
     depth: usize,
     formats: usize,
+    /// The canonical key of each format read so far, by the address of its value: an
+    /// enclosing format's key copies its nested formats' keys rather than writing them again.
+    keys: HashMap<*const Value, Arc<str>>,
 }
 
 impl Reader<'_> {
@@ -269,9 +280,11 @@ impl Reader<'_> {
         let result = self.format_inner(value, pointer);
         self.depth -= 1;
         let kind = result?;
+        let key: Arc<str> = canonical(value, &self.keys).into();
+        self.keys.insert(std::ptr::from_ref(value), key.clone());
         Ok(Format {
             pointer: pointer.to_owned(),
-            key: canonical(value),
+            key,
             kind,
         })
     }
@@ -874,10 +887,14 @@ fn invalid(pointer: &str, message: impl Into<String>) -> Error {
 }
 
 /// `value` serialised with object keys sorted, so two spellings of one format get one key.
-/// Written straight into one buffer (nested formats are serialised again inside each
-/// enclosing one, so this runs over the document once per level of format nesting).
-fn canonical(value: &Value) -> String {
-    fn write(value: &Value, out: &mut Vec<u8>) {
+/// Written straight into one buffer; a nested value already in `known` (by address) is
+/// copied from there rather than written again.
+fn canonical(value: &Value, known: &HashMap<*const Value, Arc<str>>) -> String {
+    fn write(value: &Value, known: &HashMap<*const Value, Arc<str>>, out: &mut Vec<u8>) {
+        if let Some(key) = known.get(&std::ptr::from_ref(value)) {
+            out.extend_from_slice(key.as_bytes());
+            return;
+        }
         match value {
             Value::Object(map) => {
                 let mut entries: Vec<(&String, &Value)> = map.iter().collect();
@@ -889,7 +906,7 @@ fn canonical(value: &Value) -> String {
                     }
                     serde_json::to_writer(&mut *out, k).expect("writing to a vector");
                     out.push(b':');
-                    write(v, out);
+                    write(v, known, out);
                 }
                 out.push(b'}');
             }
@@ -899,7 +916,7 @@ fn canonical(value: &Value) -> String {
                     if i > 0 {
                         out.push(b',');
                     }
-                    write(item, out);
+                    write(item, known, out);
                 }
                 out.push(b']');
             }
@@ -907,14 +924,19 @@ fn canonical(value: &Value) -> String {
         }
     }
     let mut out = Vec::new();
-    write(value, &mut out);
+    write(value, known, &mut out);
     String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
 #[cfg(test)]
 mod tests {
-    use super::canonical;
+    use super::{canonical, read_document, Kind};
+    use crate::Limits;
     use serde_json::json;
+
+    fn fresh(value: &serde_json::Value) -> String {
+        canonical(value, &Default::default())
+    }
 
     /// Keys are sorted at every level and everything else is compact JSON, so two spellings
     /// of one format get one key and different formats different keys.
@@ -922,15 +944,32 @@ mod tests {
     fn canonical_keys_sort_members_at_every_level() {
         let a = json!({"type": "tag", "begin": "<a\"é>", "content": {"z": [1, 2.5, null], "a": {"y": true, "b": "\n"}}});
         let b = json!({"content": {"a": {"b": "\n", "y": true}, "z": [1, 2.5, null]}, "begin": "<a\"é>", "type": "tag"});
-        assert_eq!(canonical(&a), canonical(&b));
+        assert_eq!(fresh(&a), fresh(&b));
         assert_eq!(
-            canonical(&a),
+            fresh(&a),
             r#"{"begin":"<a\"é>","content":{"a":{"b":"\n","y":true},"z":[1,2.5,null]},"type":"tag"}"#
         );
-        assert_ne!(
-            canonical(&json!({"a": [1, 2]})),
-            canonical(&json!({"a": [2, 1]}))
-        );
-        assert_ne!(canonical(&json!({"a": 1})), canonical(&json!({"a": 1.0})));
+        assert_ne!(fresh(&json!({"a": [1, 2]})), fresh(&json!({"a": [2, 1]})));
+        assert_ne!(fresh(&json!({"a": 1})), fresh(&json!({"a": 1.0})));
+    }
+
+    /// An enclosing format's key copies its nested formats' keys: it must equal the key
+    /// written from scratch.
+    #[test]
+    fn nested_keys_copied_equal_keys_written_afresh() {
+        let content = json!({"value": "xé", "type": "const_string"});
+        let tag = json!({"type": "tag", "end": "</a>", "content": content, "begin": "<a>"});
+        let document = json!({"type": "structural_tag", "format": {"type": "sequence", "elements": [tag, content]}});
+        let format = read_document(&document, &Limits::default()).unwrap();
+        assert_eq!(&*format.key, fresh(&document["format"]));
+        let Kind::Sequence(elements) = &format.kind else {
+            panic!("a sequence: {:?}", format.kind)
+        };
+        assert_eq!(&*elements[0].key, fresh(&tag));
+        assert_eq!(&*elements[1].key, fresh(&content));
+        let Kind::Tag(tag_format) = &elements[0].kind else {
+            panic!("a tag: {:?}", elements[0].kind)
+        };
+        assert_eq!(&*tag_format.content.key, fresh(&content));
     }
 }
