@@ -31,6 +31,7 @@ use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 use crate::canonical::{canonicalize, canonicalize_dfa};
 use crate::dfa::{determinize, minimize};
 use crate::error::BuildError;
+use crate::fragment::Fragments;
 use crate::fsm::{Fsm, StateId};
 use crate::hash::hash_rules;
 use crate::memo::{RuleMemo, Shape};
@@ -380,6 +381,7 @@ impl Builder {
             }
             None => RuleMemo::new(self.config.minimize),
         };
+        let fragments = Fragments::default();
         let mut state_count = 0usize;
         let mut edge_count = 0usize;
         let chunk = if self.config.parallel {
@@ -425,7 +427,8 @@ impl Builder {
             let edges_left = self.config.edge_limit.saturating_sub(edge_count);
             let build = |&i: &usize| {
                 let shape = shapes[i].as_ref().expect("a rule to build has a shape");
-                self.ranked_fsm(shape.key().ranked(), rules[i].0.name(), edges_left)
+                let tail = shape.key().ranked();
+                self.ranked_fsm(tail, rules[i].0.name(), &fragments, edges_left)
             };
             let built: Vec<Result<Fsm, BuildError>> = if self.config.parallel && builds.len() > 1 {
                 use rayon::prelude::*;
@@ -514,9 +517,9 @@ impl Builder {
     }
 
     /// The Thompson NFA of `body`, part of `rule`, within the state and edge limits.
-    fn rule_nfa(&self, body: &Expr, rule: &str) -> Result<Nfa, BuildError> {
-        let nfa = thompson(body, rule)?;
-        if nfa.len() > self.config.state_limit {
+    fn rule_nfa(&self, body: &Expr, rule: &str, fragments: &Fragments) -> Result<Nfa, BuildError> {
+        let nfa = thompson(body, rule, Some(fragments))?;
+        if nfa.thompson_len > self.config.state_limit {
             return Err(BuildError::state_limit(rule, self.config.state_limit));
         }
         if nfa.edge_count() > self.config.edge_limit {
@@ -527,15 +530,21 @@ impl Builder {
 
     /// Step 3 for one shape: the automaton of a regular rule's ranked tail (the body after its
     /// leading literal, references as ranks; see [`crate::memo`]).
-    fn ranked_fsm(&self, tail: &Expr, rule: &str, edges_left: usize) -> Result<Fsm, BuildError> {
-        let nfa = self.rule_nfa(tail, rule)?;
+    fn ranked_fsm(
+        &self,
+        tail: &Expr,
+        rule: &str,
+        fragments: &Fragments,
+        edges_left: usize,
+    ) -> Result<Fsm, BuildError> {
+        let nfa = self.rule_nfa(tail, rule, fragments)?;
         self.regular_fsm(&nfa, edges_left)
             .ok_or_else(|| BuildError::edge_limit(rule, self.config.edge_limit))
     }
 
     /// Step 3 for one rule; `None` when the epsilon-free fallback exceeds `edges_left`.
     fn regular_fsm(&self, nfa: &Nfa, edges_left: usize) -> Option<Fsm> {
-        let cap = self.config.dfa_state_limit.max(nfa.len());
+        let cap = self.config.dfa_state_limit.max(nfa.thompson_len);
         if let Some(dfa) = determinize(nfa, cap) {
             let dfa = if self.config.minimize {
                 minimize(&dfa)
@@ -556,7 +565,7 @@ fn check_nullability(grammar: &Grammar, classified: &[Classified]) -> Result<(),
         .iter()
         .zip(classified)
         .map(|(rule, class)| match class {
-            Classified::Regular => thompson(rule.body(), rule.name()).map(Some),
+            Classified::Regular => thompson(rule.body(), rule.name(), None).map(Some),
             Classified::Counted { .. } => Ok(None),
         })
         .collect::<Result<Vec<Option<Nfa>>, BuildError>>()?;

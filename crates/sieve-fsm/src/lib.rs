@@ -57,6 +57,7 @@ mod canonical;
 mod dfa;
 mod dump;
 mod error;
+mod fragment;
 mod fsm;
 mod hash;
 mod head;

@@ -9,11 +9,14 @@
 //! - The walk uses a heap stack, never recursion, so expression depth cannot overflow the stack.
 //! - Only `?`, `*` and `+` repetitions are accepted; anything else is a contract violation
 //!   reported as [`BuildError`].
+//! - With [`Fragments`], large alternations are spliced in as small DFAs
+//!   ([`crate::fragment`]); [`Nfa::thompson_len`] is the size without them.
 
 use sieve_ir::{Expr, ExprKind};
 
 use crate::error::BuildError;
-use crate::fsm::Label;
+use crate::fragment::{Fragments, Sightings};
+use crate::fsm::{Fsm, Label};
 
 /// An NFA with epsilon edges; states are indices.
 #[derive(Clone, Debug)]
@@ -22,6 +25,9 @@ pub(crate) struct Nfa {
     pub(crate) edges: Vec<Vec<(Label, u32)>>,
     pub(crate) start: u32,
     pub(crate) accept: u32,
+    /// The number of states the construction would have made without fragments: what limits
+    /// are checked against.
+    pub(crate) thompson_len: usize,
 }
 
 impl Nfa {
@@ -36,6 +42,27 @@ impl Nfa {
 
     fn epsilon(&mut self, from: u32, to: u32) {
         self.add_edge(from, Label::Epsilon, to);
+    }
+
+    /// Copies `fsm` in; returns its entry (the copy of its start) and a new exit state that
+    /// every accepting state reaches by an epsilon edge.
+    fn splice(&mut self, fsm: &Fsm) -> (u32, u32) {
+        let offset = u32::try_from(self.len()).expect("NFA size is bounded by the state limit");
+        for state in fsm.states() {
+            let from = self.add_state();
+            self.edges[from as usize].extend(fsm.edges(state).iter().map(|edge| {
+                let to = u32::try_from(edge.target.index()).expect("a small fragment");
+                (edge.label, offset + to)
+            }));
+        }
+        let exit = self.add_state();
+        for state in fsm.states() {
+            if fsm.is_accepting(state) {
+                let from = offset + u32::try_from(state.index()).expect("a small fragment");
+                self.epsilon(from, exit);
+            }
+        }
+        (offset, exit)
     }
 
     /// The number of states.
@@ -61,13 +88,22 @@ pub(crate) fn is_regular_repeat(min: u32, max: Option<u32>) -> bool {
     matches!((min, max), (0, Some(1)) | (0, None) | (1, None))
 }
 
-/// Builds the Thompson NFA of a regular rule body; `rule` names the rule in errors.
-pub(crate) fn thompson(body: &Expr, rule: &str) -> Result<Nfa, BuildError> {
+/// Builds the Thompson NFA of a regular rule body, with the large alternations that
+/// `fragments` has spliced in as DFAs; `rule` names the rule in errors.
+pub(crate) fn thompson(
+    body: &Expr,
+    rule: &str,
+    fragments: Option<&Fragments>,
+) -> Result<Nfa, BuildError> {
     let mut nfa = Nfa {
         edges: Vec::new(),
         start: 0,
         accept: 0,
+        thompson_len: 0,
     };
+    // States the plain construction would have made beyond those spliced in.
+    let mut saved = 0usize;
+    let mut sightings = Sightings::default();
     // Fragments under construction: (entry state, exit state).
     let mut frags: Vec<(u32, u32)> = Vec::new();
     let mut tasks = vec![Task::Enter(body)];
@@ -105,6 +141,12 @@ pub(crate) fn thompson(body: &Expr, rule: &str) -> Result<Nfa, BuildError> {
                     tasks.extend(items.iter().rev().map(Task::Enter));
                 }
                 ExprKind::Choice(alts) => {
+                    if let Some(fragment) = fragments.and_then(|f| f.get(expr, &mut sightings)) {
+                        let before = nfa.len();
+                        frags.push(nfa.splice(&fragment.fsm));
+                        saved += fragment.thompson_len.saturating_sub(nfa.len() - before);
+                        continue;
+                    }
                     tasks.push(Task::Choice(alts.len()));
                     tasks.extend(alts.iter().rev().map(Task::Enter));
                 }
@@ -167,6 +209,7 @@ pub(crate) fn thompson(body: &Expr, rule: &str) -> Result<Nfa, BuildError> {
     debug_assert!(frags.is_empty());
     nfa.start = start;
     nfa.accept = accept;
+    nfa.thompson_len = nfa.len() + saved;
     Ok(nfa)
 }
 

@@ -40,7 +40,7 @@ fn single_rule(body: Expr) -> Grammar {
 
 /// The three automata of one body: minimised DFA, unminimised DFA, epsilon-free NFA.
 fn stages(body: &Expr) -> [Fsm; 3] {
-    let nfa = thompson(body, "root").unwrap();
+    let nfa = thompson(body, "root", None).unwrap();
     let dfa = determinize(&nfa, usize::MAX).unwrap();
     let min = minimize(&dfa);
     let (start, accepting, edges) = remove_epsilons(&nfa, usize::MAX).unwrap();
@@ -92,14 +92,14 @@ fn thompson_rejects_counted_repetition_inside_a_body() {
         Expr::bytes("x"),
         Expr::repeat(Expr::bytes("y"), 2, Some(5)).unwrap(),
     ]);
-    let err = thompson(&body, "r").unwrap_err();
+    let err = thompson(&body, "r", None).unwrap_err();
     assert_eq!(err.rule_name(), "r");
     assert!(err.is_contract_violation());
 }
 
 #[test]
 fn thompson_numbers_states_left_to_right() {
-    let nfa = thompson(&Expr::bytes("ab"), "r").unwrap();
+    let nfa = thompson(&Expr::bytes("ab"), "r", None).unwrap();
     assert_eq!((nfa.start, nfa.accept, nfa.len()), (0, 2, 3));
 }
 
@@ -169,4 +169,77 @@ fn rules_differing_in_their_head_share_the_rest_and_keep_their_references() {
             fsms.name(rule)
         );
     }
+}
+
+/// Alternations large enough to become fragments ([`crate::fragment`]).
+fn large_choice() -> impl Strategy<Value = Expr> {
+    prop::collection::vec(expr(), 4..7)
+        .prop_map(|alternatives| Expr::choice(alternatives).unwrap())
+        .prop_filter("at least 16 nodes", |choice| {
+            matches!(choice.kind(), sieve_ir::ExprKind::Choice(_)) && choice.size() >= 16
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// Large alternations spliced in as DFAs leave the rule's minimal DFA as it was.
+    #[test]
+    fn fragments_give_the_automaton_of_a_plain_build(
+        before in expr(),
+        choice in large_choice(),
+        after in expr(),
+    ) {
+        let body = Expr::seq([
+            before,
+            Expr::star(choice.clone()),
+            Expr::bytes("d"),
+            choice.clone(),
+            Expr::optional(Expr::seq([choice, after])),
+        ]);
+        prop_assert_eq!(built(&body), stages(&body)[0].clone());
+    }
+}
+
+#[test]
+fn a_large_alternation_met_again_is_spliced_in_smaller_and_counted_at_its_plain_size() {
+    // A JSON-string-like character: printable bytes, two-byte sequences, escapes.
+    let hex = || Expr::class(ByteClass::from_ranges([(b'0', b'9'), (b'a', b'f')])).unwrap();
+    let character = Expr::choice([
+        Expr::class(ByteClass::from_ranges([(b' ', b'!'), (b'#', b'[')])).unwrap(),
+        Expr::seq([
+            Expr::class(ByteClass::range(0xc2, 0xdf)).unwrap(),
+            Expr::class(ByteClass::range(0x80, 0xbf)).unwrap(),
+        ]),
+        Expr::seq([
+            Expr::bytes("\\"),
+            Expr::class(ByteClass::from_ranges([(b'n', b'n'), (b't', b't')])).unwrap(),
+        ]),
+        Expr::seq([Expr::bytes("\\u"), hex(), hex(), hex(), hex()]),
+        Expr::seq([
+            Expr::bytes([0xe0]),
+            Expr::class(ByteClass::range(0xa0, 0xbf)).unwrap(),
+            Expr::class(ByteClass::range(0x80, 0xbf)).unwrap(),
+        ]),
+    ])
+    .unwrap();
+    // Met twice: the second is spliced in.
+    let body = Expr::seq([
+        Expr::bytes("\""),
+        Expr::star(character.clone()),
+        Expr::bytes("\""),
+        character,
+    ]);
+    let plain = thompson(&body, "r", None).unwrap();
+    let fragments = crate::fragment::Fragments::default();
+    let spliced = thompson(&body, "r", Some(&fragments)).unwrap();
+    assert!(
+        spliced.len() < plain.len(),
+        "{} vs {}",
+        spliced.len(),
+        plain.len()
+    );
+    assert_eq!(spliced.thompson_len, plain.len());
+    assert_eq!(plain.thompson_len, plain.len());
+    assert_eq!(built(&body), stages(&body)[0]);
 }
