@@ -58,16 +58,13 @@ pub(crate) struct Fragment {
 /// The fragments of one build. Shared by the threads of a parallel build.
 #[derive(Default)]
 pub(crate) struct Fragments {
-    inner: Mutex<Seen>,
+    built: Mutex<Built>,
     hasher: FixedState,
 }
 
 /// Per hash, the alternations one build has made fragments of (`None` for one past
 /// [`MAX_STATES`] or not smaller). Equal hashes are told apart by comparing the alternations.
-#[derive(Default)]
-struct Seen {
-    built: HashMap<u64, Vec<(Expr, Option<Arc<Fragment>>)>>,
-}
+type Built = HashMap<u64, Vec<(Expr, Option<Arc<Fragment>>)>>;
 
 /// The hashes of the qualifying alternations one rule body has shown so far.
 pub(crate) type Sightings = HashSet<u64>;
@@ -82,31 +79,27 @@ impl Fragments {
             return None;
         }
         let hash = self.hasher.hash_one(choice);
+        if let Some(found) = self
+            .lock()
+            .get(&hash)
+            .and_then(|bucket| bucket.iter().find(|(expr, _)| expr == choice))
         {
-            let mut seen = self.lock();
-            if let Some(found) = seen
-                .built
-                .get(&hash)
-                .and_then(|bucket| bucket.iter().find(|(expr, _)| expr == choice))
-            {
-                return found.1.clone();
-            }
-            if sightings.insert(hash) {
-                return None;
-            }
+            return found.1.clone();
+        }
+        if sightings.insert(hash) {
+            return None;
         }
         let fragment = build(choice).map(Arc::new);
         self.lock()
-            .built
             .entry(hash)
             .or_default()
             .push((choice.clone(), fragment.clone()));
         fragment
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Seen> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Built> {
         // A panic while holding the lock leaves a map that is still consistent.
-        self.inner
+        self.built
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
