@@ -191,6 +191,11 @@ fn classify_cycle(
 /// The coarsest partition of a cycle's members into blocks, given the final classes of every
 /// rule outside it: the block of each member (in `members` order) and each block's signature,
 /// with block `b` written `placeholder(rule count + b)`.
+///
+/// Each round splits the blocks by the members' bodies read under the current naming (a
+/// reference to a member as its block, to any other rule as its class). The bodies are hashed
+/// and compared under that naming in place; signatures are written out once, when the
+/// partition is stable.
 fn refine_cycle(
     grammar: &Grammar,
     members: &[usize],
@@ -202,38 +207,99 @@ fn refine_cycle(
         .enumerate()
         .map(|(position, &member)| (member, position))
         .collect();
+    let body = |index: usize| grammar.rules()[members[index]].body();
+    let hasher = FixedState::default();
     let mut block_of = vec![0usize; members.len()];
     let mut block_count = 1;
+    // The first member of each block, in block order.
+    let mut representatives = vec![0usize];
     loop {
-        let mut blocks: HashMap<(usize, Expr), usize> = HashMap::default();
-        let mut signatures = Vec::new();
+        let name = |r: RuleId| match position.get(&r.index()) {
+            Some(&p) => offset + block_of[p],
+            None => class_of[r.index()],
+        };
+        // Per (old block, hash of the renamed body): the new blocks seen, by representative.
+        let mut buckets: HashMap<(usize, u64), Vec<(usize, usize)>> = HashMap::default();
+        let mut next_representatives = Vec::new();
         let mut next = Vec::with_capacity(members.len());
-        for (index, &member) in members.iter().enumerate() {
-            let signature = grammar.rules()[member]
-                .body()
-                .map_refs(&mut |r| {
-                    let id = match position.get(&r.index()) {
-                        Some(&p) => offset + block_of[p],
-                        None => class_of[r.index()],
-                    };
-                    Some(Expr::rule(placeholder(id)))
+        for (index, &old_block) in block_of.iter().enumerate() {
+            let mut state = hasher.build_hasher();
+            hash_renamed(body(index), &name, &mut state);
+            let bucket = buckets.entry((old_block, state.finish())).or_default();
+            let found = bucket
+                .iter()
+                .find(|&&(representative, _)| {
+                    equal_renamed(body(representative), body(index), &name)
                 })
-                .expect("renaming keeps every alternative");
-            let fresh = blocks.len();
-            let block = *blocks
-                .entry((block_of[index], signature.clone()))
-                .or_insert_with(|| {
-                    signatures.push(signature);
-                    fresh
-                });
+                .map(|&(_, block)| block);
+            let block = found.unwrap_or_else(|| {
+                let block = next_representatives.len();
+                next_representatives.push(index);
+                bucket.push((index, block));
+                block
+            });
             next.push(block);
         }
-        block_of = next;
-        if blocks.len() == block_count {
-            // Stable: the signatures were computed from the same blocks they describe.
+        if next_representatives.len() == block_count {
+            // Stable: the same partition, numbered the same way (by first member).
+            let signatures = representatives
+                .iter()
+                .map(|&index| {
+                    body(index)
+                        .map_refs(&mut |r| Some(Expr::rule(placeholder(name(r)))))
+                        .expect("renaming keeps every alternative")
+                })
+                .collect();
             return (block_of, signatures);
         }
-        block_count = blocks.len();
+        block_of = next;
+        block_count = next_representatives.len();
+        representatives = next_representatives;
+    }
+}
+
+/// Feeds `expr` into `state` with every reference `r` read as `name(r)`.
+fn hash_renamed(expr: &Expr, name: &impl Fn(RuleId) -> usize, state: &mut impl Hasher) {
+    match expr.kind() {
+        ExprKind::Ref(r) => {
+            state.write_u8(0);
+            state.write_usize(name(*r));
+        }
+        ExprKind::Seq(items) | ExprKind::Choice(items) => {
+            std::mem::discriminant(expr.kind()).hash(state);
+            state.write_usize(items.len());
+            for item in items {
+                hash_renamed(item, name, state);
+            }
+        }
+        ExprKind::Repeat { item, min, max } => {
+            state.write_u8(6);
+            min.hash(state);
+            max.hash(state);
+            hash_renamed(item, name, state);
+        }
+        leaf => leaf.hash(state),
+    }
+}
+
+/// Whether `a` and `b` are equal with every reference `r` read as `name(r)`.
+fn equal_renamed(a: &Expr, b: &Expr, name: &impl Fn(RuleId) -> usize) -> bool {
+    match (a.kind(), b.kind()) {
+        (ExprKind::Ref(x), ExprKind::Ref(y)) => name(*x) == name(*y),
+        (ExprKind::Seq(xs), ExprKind::Seq(ys)) | (ExprKind::Choice(xs), ExprKind::Choice(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| equal_renamed(x, y, name))
+        }
+        (
+            ExprKind::Repeat { item, min, max },
+            ExprKind::Repeat {
+                item: other,
+                min: other_min,
+                max: other_max,
+            },
+        ) => min == other_min && max == other_max && equal_renamed(item, other, name),
+        (ExprKind::Ref(_), _) | (_, ExprKind::Ref(_)) => false,
+        (ExprKind::Seq(_) | ExprKind::Choice(_) | ExprKind::Repeat { .. }, _) => false,
+        _ => a == b,
     }
 }
 
