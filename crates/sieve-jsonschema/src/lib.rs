@@ -112,6 +112,7 @@
 
 mod array;
 mod error;
+mod keyword;
 mod layout;
 mod number;
 mod object;

@@ -11,6 +11,7 @@ use foldhash::{HashMap, HashMapExt};
 
 use serde_json::Value;
 
+use crate::keyword::{get_keyword, get_member};
 use crate::{join_pointer, Error, ErrorKind};
 
 /// The base URI of a document without `$id`: made up, so relative references resolve
@@ -92,11 +93,11 @@ impl Refs {
 
     /// The base URI in force inside `value` when the enclosing base is `base`.
     fn apply_id(&self, base: &str, value: &Value) -> String {
-        if self.legacy_ids && value.get("$ref").is_some() {
+        if self.legacy_ids && get_member(value, "$ref").is_some() {
             // Draft-07: `$ref` makes every sibling keyword, `$id` included, ignored.
             return base.to_owned();
         }
-        match value.get(self.id_keyword).and_then(Value::as_str) {
+        match get_member(value, self.id_keyword).and_then(Value::as_str) {
             Some(id) if !(self.legacy_ids && id.starts_with('#')) => {
                 let resolved = resolve(base, id);
                 strip_fragment(&resolved).to_owned()
@@ -106,13 +107,13 @@ impl Refs {
     }
 
     fn record_anchors(&mut self, base: &str, value: &Value, pointer: &str) {
-        if let Some(anchor) = value.get("$anchor").and_then(Value::as_str) {
+        if let Some(anchor) = get_member(value, "$anchor").and_then(Value::as_str) {
             self.anchors
                 .entry(format!("{base}#{anchor}"))
                 .or_insert_with(|| pointer.to_owned());
         }
         if self.legacy_ids {
-            if let Some(id) = value.get(self.id_keyword).and_then(Value::as_str) {
+            if let Some(id) = get_member(value, self.id_keyword).and_then(Value::as_str) {
                 if let Some(name) = id.strip_prefix('#') {
                     self.anchors
                         .entry(format!("{base}#{name}"))
@@ -131,7 +132,7 @@ impl Refs {
         }
         for token in tokens(&pointer[1..]) {
             let next = match node {
-                Value::Object(map) => map.get(token.as_ref()),
+                Value::Object(map) => get_keyword(map, token.as_ref()),
                 Value::Array(items) => token.parse::<usize>().ok().and_then(|i| items.get(i)),
                 _ => None,
             };
@@ -210,7 +211,7 @@ pub(crate) fn lookup<'v>(doc: &'v Value, pointer: &str) -> Option<&'v Value> {
     let mut node = doc;
     for token in tokens(pointer.strip_prefix('/')?) {
         node = match node {
-            Value::Object(map) => map.get(token.as_ref())?,
+            Value::Object(map) => get_keyword(map, token.as_ref())?,
             Value::Array(items) => items.get(array_index(&token)?)?,
             _ => return None,
         };

@@ -31,6 +31,7 @@ use serde_json::{Map, Value};
 use sieve_ir::reference::Recognizer;
 use sieve_ir::{Expr, GrammarBuilder, RuleId};
 
+use crate::keyword::get_keyword;
 use crate::layout::Layout;
 use crate::number::{number_schema, NumberSpec};
 use crate::presence::{Formula, Presence, Reader};
@@ -581,7 +582,7 @@ impl<'a> Compiler<'a> {
                 }
             };
             let mut keep = true;
-            if let Some(reference) = map.get("$ref") {
+            if let Some(reference) = get_keyword(map, "$ref") {
                 let Some(reference) = reference.as_str() else {
                     return Err(Error::new(
                         ErrorKind::Invalid,
@@ -613,7 +614,7 @@ impl<'a> Compiler<'a> {
                     "not",
                 )));
             }
-            if let Some(all) = map.get("allOf") {
+            if let Some(all) = get_keyword(map, "allOf") {
                 let items = schema_array(all, &elem.ptr, "allOf")?;
                 for i in 0..items {
                     stack.push(Elem::new(join_pointer(
@@ -706,7 +707,7 @@ impl<'a> Compiler<'a> {
                 if elem.done & bit != 0 {
                     continue;
                 }
-                let Some(branches) = map.get(keyword) else {
+                let Some(branches) = get_keyword(map, keyword) else {
                     continue;
                 };
                 let n = schema_array(branches, &elem.ptr, keyword)?;
@@ -767,10 +768,11 @@ impl<'a> Compiler<'a> {
                 }
                 return Ok(Expr::choice(alternatives));
             }
-            if elem.done & DONE_IF == 0 && map.contains_key("if") {
+            if elem.done & DONE_IF == 0 && get_keyword(map, "if").is_some() {
                 // (if ∧ then) ∨ (¬if ∧ else): disjoint sides, so the union is exact.
                 let side = |keyword: &str| {
-                    map.contains_key(keyword)
+                    get_keyword(map, keyword)
+                        .is_some()
                         .then(|| Elem::new(join_pointer(&elem.ptr, keyword)))
                 };
                 let condition = join_pointer(&elem.ptr, "if");
@@ -1221,10 +1223,13 @@ impl<'a> Compiler<'a> {
         // A negated element only narrows the set: a superset may leave it out.
         for elem in flat.iter().filter(|e| e.done & NEGATED == 0) {
             let map = self.at(&elem.ptr).as_object().expect("flattened");
-            if let Some(t) = map.get("type") {
+            if let Some(t) = get_keyword(map, "type") {
                 summary.types &= parse_types(t, &elem.ptr)?;
             }
-            for (keyword, list) in [("enum", map.get("enum")), ("const", map.get("const"))] {
+            for (keyword, list) in [
+                ("enum", get_keyword(map, "enum")),
+                ("const", get_keyword(map, "const")),
+            ] {
                 let Some(list) = list else { continue };
                 let list: Vec<&'a Value> = match (keyword, list) {
                     ("const", v) => vec![v],
@@ -1239,19 +1244,19 @@ impl<'a> Compiler<'a> {
                         .collect(),
                 });
             }
-            if let Some(Value::Array(names)) = map.get("required") {
+            if let Some(Value::Array(names)) = get_keyword(map, "required") {
                 required.extend(names.iter().filter_map(Value::as_str));
             }
-            let declared: Vec<&'a str> = match map.get("properties") {
+            let declared: Vec<&'a str> = match get_keyword(map, "properties") {
                 Some(Value::Object(props)) => props.keys().map(String::as_str).collect(),
                 _ => Vec::new(),
             };
-            if map.get("additionalProperties") == Some(&Value::Bool(false))
-                && !map.contains_key("patternProperties")
+            if get_keyword(map, "additionalProperties") == Some(&Value::Bool(false))
+                && get_keyword(map, "patternProperties").is_none()
             {
                 summary.closed.push(declared);
             }
-            if let Some(Value::Object(props)) = map.get("properties") {
+            if let Some(Value::Object(props)) = get_keyword(map, "properties") {
                 for (name, schema) in props {
                     if schema == &Value::Bool(false) {
                         summary.false_props.push(name);
@@ -1315,12 +1320,13 @@ impl<'a> Compiler<'a> {
             }
             let map: &'a Map<String, Value> = self.at(ptr).as_object().expect("flattened");
             self.spend(map.len(), ptr)?;
-            if map.contains_key("not") {
+            if get_keyword(map, "not").is_some() {
                 let negated = join_pointer(ptr, "not");
                 self.negation(&mut s, &negated, ptr, "not", elem.done, listed)?;
             }
             if elem.done & DONE_ONE_OF == 0 {
-                if let Some((formula, reader)) = map.get("oneOf").and_then(presence_one_of) {
+                if let Some((formula, reader)) = get_keyword(map, "oneOf").and_then(presence_one_of)
+                {
                     if !s.presence.add(formula, reader) {
                         self.refuse(ptr, "oneOf", TOO_MANY_NAMES)?;
                     }
@@ -1328,7 +1334,7 @@ impl<'a> Compiler<'a> {
             }
             let mut dependencies_done: Vec<&str> = Vec::new();
             for keyword in ["dependencies", "dependentRequired", "dependentSchemas"] {
-                let Some(Value::Object(entries)) = map.get(keyword) else {
+                let Some(Value::Object(entries)) = get_keyword(map, keyword) else {
                     continue;
                 };
                 // Draft-07 `dependencies` holds both forms; 2020-12 splits them.
@@ -1363,22 +1369,22 @@ impl<'a> Compiler<'a> {
                 if dependencies_done.contains(&keyword) {
                     continue;
                 }
-                if map.contains_key(keyword) {
+                if get_keyword(map, keyword).is_some() {
                     self.refuse(ptr, keyword, why)?;
                 }
             }
-            if let Some(t) = map.get("type") {
+            if let Some(t) = get_keyword(map, "type") {
                 s.types &= parse_types(t, ptr)?;
             }
             if elem.done & DONE_ENUM == 0 {
                 let mut lists: Vec<Vec<&'a Value>> = Vec::new();
-                if let Some(list) = map.get("enum") {
+                if let Some(list) = get_keyword(map, "enum") {
                     match list {
                         Value::Array(items) => lists.push(items.iter().collect()),
                         _ => return Err(invalid(ptr, "enum", "must be an array")),
                     }
                 }
-                if let Some(value) = map.get("const") {
+                if let Some(value) = get_keyword(map, "const") {
                     lists.push(vec![value]);
                 }
                 for list in lists {
@@ -1515,17 +1521,19 @@ impl<'a> Compiler<'a> {
         map: &'a Map<String, Value>,
         ptr: &str,
     ) -> Result<(), Error> {
-        if let Some(v) = map.get("minLength") {
+        if let Some(v) = get_keyword(map, "minLength") {
             s.string.min_length = s.string.min_length.max(non_negative(v, ptr, "minLength")?);
             s.string_ptr = ptr.to_owned();
         }
-        if let Some(v) = map.get("maxLength") {
+        if let Some(v) = get_keyword(map, "maxLength") {
             let v = non_negative(v, ptr, "maxLength")?;
             s.string.max_length = Some(s.string.max_length.map_or(v, |m| m.min(v)));
             s.string_ptr = ptr.to_owned();
         }
         for keyword in ["pattern", "format"] {
-            let Some(v) = map.get(keyword) else { continue };
+            let Some(v) = get_keyword(map, keyword) else {
+                continue;
+            };
             let Some(text) = v.as_str() else {
                 return Err(invalid(ptr, keyword, "must be a string"));
             };
@@ -1564,7 +1572,9 @@ impl<'a> Compiler<'a> {
             "exclusiveMaximum",
             "multipleOf",
         ] {
-            let Some(v) = map.get(keyword) else { continue };
+            let Some(v) = get_keyword(map, keyword) else {
+                continue;
+            };
             let Value::Number(n) = v else {
                 if v.is_boolean() && keyword.starts_with("exclusive") {
                     self.refuse(
@@ -1637,7 +1647,9 @@ impl<'a> Compiler<'a> {
         };
         let mut has_part = false;
         for (keyword, slot) in [("properties", 0), ("patternProperties", 1)] {
-            let Some(v) = map.get(keyword) else { continue };
+            let Some(v) = get_keyword(map, keyword) else {
+                continue;
+            };
             let Value::Object(props) = v else {
                 return Err(invalid(ptr, keyword, "must be an object"));
             };
@@ -1652,14 +1664,14 @@ impl<'a> Compiler<'a> {
                 }
             }
         }
-        if map.contains_key("additionalProperties") {
+        if get_keyword(map, "additionalProperties").is_some() {
             has_part = true;
             part.additional = Some(join_pointer(ptr, "additionalProperties"));
         }
         if has_part {
             s.objects.push(part);
         }
-        if let Some(v) = map.get("required") {
+        if let Some(v) = get_keyword(map, "required") {
             let Value::Array(names) = v else {
                 return Err(invalid(ptr, "required", "must be an array of strings"));
             };
@@ -1672,14 +1684,14 @@ impl<'a> Compiler<'a> {
                 }
             }
         }
-        if let Some(v) = map.get("minProperties") {
+        if let Some(v) = get_keyword(map, "minProperties") {
             s.min_properties = s.min_properties.max(non_negative(v, ptr, "minProperties")?);
         }
-        if let Some(v) = map.get("maxProperties") {
+        if let Some(v) = get_keyword(map, "maxProperties") {
             let v = non_negative(v, ptr, "maxProperties")?;
             s.max_properties = Some(s.max_properties.map_or(v, |m| m.min(v)));
         }
-        if map.contains_key("propertyNames") {
+        if get_keyword(map, "propertyNames").is_some() {
             s.property_names.push(join_pointer(ptr, "propertyNames"));
         }
         Ok(())
@@ -1693,7 +1705,7 @@ impl<'a> Compiler<'a> {
     ) -> Result<(), Error> {
         let mut part = ArrayPart::default();
         let mut has_part = false;
-        let items = map.get("items");
+        let items = get_keyword(map, "items");
         if let Some(Value::Array(tuple)) = items {
             // Draft-07 tuple form (also accepted in 2019-09 style documents).
             has_part = true;
@@ -1701,10 +1713,10 @@ impl<'a> Compiler<'a> {
             part.prefix = (0..tuple.len())
                 .map(|i| join_pointer(&base, &i.to_string()))
                 .collect();
-            if map.contains_key("additionalItems") {
+            if get_keyword(map, "additionalItems").is_some() {
                 part.rest = Some(join_pointer(ptr, "additionalItems"));
             }
-            if map.contains_key("prefixItems") {
+            if get_keyword(map, "prefixItems").is_some() {
                 return Err(invalid(
                     ptr,
                     "items",
@@ -1712,7 +1724,7 @@ impl<'a> Compiler<'a> {
                 ));
             }
         } else {
-            if let Some(v) = map.get("prefixItems") {
+            if let Some(v) = get_keyword(map, "prefixItems") {
                 let n = schema_array(v, ptr, "prefixItems")?;
                 has_part = true;
                 let base = join_pointer(ptr, "prefixItems");
@@ -1728,26 +1740,26 @@ impl<'a> Compiler<'a> {
         if has_part {
             s.arrays.push(part);
         }
-        if let Some(v) = map.get("minItems") {
+        if let Some(v) = get_keyword(map, "minItems") {
             s.min_items = s.min_items.max(non_negative(v, ptr, "minItems")?);
         }
-        if let Some(v) = map.get("maxItems") {
+        if let Some(v) = get_keyword(map, "maxItems") {
             let v = non_negative(v, ptr, "maxItems")?;
             s.max_items = Some(s.max_items.map_or(v, |m| m.min(v)));
         }
-        if map.contains_key("contains") {
-            let min = match map.get("minContains") {
+        if get_keyword(map, "contains").is_some() {
+            let min = match get_keyword(map, "minContains") {
                 Some(v) => non_negative(v, ptr, "minContains")?,
                 None => 1,
             };
-            let max = match map.get("maxContains") {
+            let max = match get_keyword(map, "maxContains") {
                 Some(v) => Some(non_negative(v, ptr, "maxContains")?),
                 None => None,
             };
             s.contains
                 .push((join_pointer(ptr, "contains"), min, max, ptr.to_owned()));
         }
-        match map.get("uniqueItems") {
+        match get_keyword(map, "uniqueItems") {
             Some(Value::Bool(true)) => s.unique.push(ptr.to_owned()),
             Some(Value::Bool(false)) | None => {}
             Some(_) => return Err(invalid(ptr, "uniqueItems", "must be a boolean")),
@@ -1843,17 +1855,17 @@ fn member_pointer(base: &str, name: &str) -> String {
 /// `{"properties": {name: S}}` with nothing else constraining but `required: [name]` and
 /// `type: "object"`: the name, whether it is required and whether the type is there.
 fn one_property(map: &Map<String, Value>) -> Option<(&str, bool, bool)> {
-    let props = map.get("properties")?.as_object()?;
+    let props = get_keyword(map, "properties")?.as_object()?;
     if props.len() != 1 {
         return None;
     }
     let name = props.keys().next()?.as_str();
-    let required = match map.get("required") {
+    let required = match get_keyword(map, "required") {
         None => false,
         Some(Value::Array(names)) if names.len() == 1 && names[0] == name => true,
         Some(_) => return None,
     };
-    let typed = match map.get("type") {
+    let typed = match get_keyword(map, "type") {
         None => false,
         Some(t) if t == "object" => true,
         Some(_) => return None,
@@ -1885,7 +1897,7 @@ fn presence_not<'a>(presence: &mut Presence<'a>, negated: &'a Value) -> bool {
 /// Whether `negated` (the value of a `not`) is `{"not": …}` and nothing else that constrains.
 fn double_negation(negated: &Value) -> bool {
     negated.as_object().is_some_and(|map| {
-        map.contains_key("not")
+        get_keyword(map, "not").is_some()
             && map
                 .keys()
                 .all(|k| k == "not" || !CONSTRAINING.contains(&k.as_str()))
