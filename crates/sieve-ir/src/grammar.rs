@@ -337,6 +337,36 @@ impl GrammarBuilder {
     /// whitespace of an earlier embedded schema), references go to that rule instead of a
     /// copy, so a hundred embedded schemas bring one whitespace rule, not a hundred.
     pub fn import(&mut self, grammar: &Grammar, base: &str) -> Result<RuleId, IrError> {
+        let (ids, copied) = self.import_names(grammar, base)?;
+        for ((rule, &id), copy) in grammar.rules.iter().zip(&ids).zip(copied) {
+            if copy {
+                self.define_imported(id, rule.body.clone(), rule, &ids);
+            }
+        }
+        Ok(ids[grammar.root.index()])
+    }
+
+    /// [`GrammarBuilder::import`] for a grammar the caller no longer needs: its bodies are
+    /// moved in rather than copied.
+    pub fn import_owned(&mut self, grammar: Grammar, base: &str) -> Result<RuleId, IrError> {
+        let (ids, copied) = self.import_names(&grammar, base)?;
+        let root = ids[grammar.root.index()];
+        for ((mut rule, &id), copy) in grammar.rules.into_iter().zip(&ids).zip(copied) {
+            if copy {
+                let body = std::mem::replace(&mut rule.body, Expr::empty());
+                self.define_imported(id, body, &rule, &ids);
+            }
+        }
+        Ok(root)
+    }
+
+    /// The builder's rule for each rule of `grammar` (an equal shared rule it already has, or
+    /// a fresh declaration), and whether each is a copy to define.
+    fn import_names(
+        &mut self,
+        grammar: &Grammar,
+        base: &str,
+    ) -> Result<(Vec<RuleId>, Vec<bool>), IrError> {
         let mut ids = Vec::with_capacity(grammar.rules.len());
         let mut copied = Vec::with_capacity(grammar.rules.len());
         for rule in &grammar.rules {
@@ -351,17 +381,16 @@ impl GrammarBuilder {
                 }
             }
         }
-        for ((rule, &id), copy) in grammar.rules.iter().zip(&ids).zip(copied) {
-            if !copy {
-                continue;
-            }
-            let mut body = rule.body.clone();
-            body.rename_refs(&mut |r| ids[r.index()]);
-            self.define(id, body);
-            self.limits[id.index()] = rule.max_tokens;
-            self.shared[id.index()] = rule.shared;
-        }
-        Ok(ids[grammar.root.index()])
+        Ok((ids, copied))
+    }
+
+    /// Defines the copy `id` of the imported `rule` with `body` (its body), references renamed
+    /// by `ids`, and the rule's marks.
+    fn define_imported(&mut self, id: RuleId, mut body: Expr, rule: &Rule, ids: &[RuleId]) {
+        body.rename_refs(&mut |r| ids[r.index()]);
+        self.define(id, body);
+        self.limits[id.index()] = rule.max_tokens;
+        self.shared[id.index()] = rule.shared;
     }
 
     /// A defined shared rule of this builder without references whose body and token limit
@@ -546,6 +575,34 @@ mod tests {
 
     /// An imported grammar keeps its structure and its marks under fresh names, beside the
     /// host's rules.
+    #[test]
+    fn import_owned_builds_what_import_builds() {
+        let mut inner = sample().to_builder();
+        let item = inner.lookup("item").unwrap();
+        inner.share(item);
+        inner.limit_tokens(item, 3);
+        let inner = inner.build(sample().root()).unwrap();
+        let host = |owned: bool| {
+            let mut host = GrammarBuilder::new();
+            let taken = host.declare("json_item").unwrap();
+            host.define(taken, Expr::bytes("x"));
+            let first = host.import(&inner, "json").unwrap();
+            // The second import meets the first one's names and its shared rule.
+            let second = if owned {
+                host.import_owned(inner.clone(), "json").unwrap()
+            } else {
+                host.import(&inner, "json").unwrap()
+            };
+            let root = host.declare("host").unwrap();
+            host.define(
+                root,
+                Expr::seq([Expr::rule(first), Expr::rule(second), Expr::rule(taken)]),
+            );
+            host.build(root).unwrap()
+        };
+        assert_eq!(host(true), host(false));
+    }
+
     #[test]
     fn import_renames_rules_and_keeps_their_marks() {
         let mut inner = sample().to_builder();

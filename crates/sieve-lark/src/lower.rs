@@ -694,7 +694,7 @@ impl<'a> Lowerer<'a> {
                     self.options.json_max_whitespace,
                     self.at.unwrap_or(e.span),
                 )?;
-                self.import(&grammar, "json", e.span)?
+                self.import(grammar, "json", e.span)?
             }
             ExprKind::StructuredRegex(text) => {
                 let x = self.structured_regex(text, e.span)?;
@@ -992,7 +992,7 @@ impl<'a> Lowerer<'a> {
             return self.emit(dfa, "lookaround", span);
         }
         let grammar = self.regex_grammar(pattern, 0, &prefix, span, pattern_start)?;
-        self.import(&grammar, "regex", span)
+        self.import(grammar, "regex", span)
     }
 
     /// Compiles `piece` (at `offset` in the pattern) through sieve's regex front-end, with
@@ -1112,13 +1112,14 @@ impl<'a> Lowerer<'a> {
 
     /// Copies `grammar`'s rules in under fresh names, marks included; a grammar of one rule is
     /// inlined.
-    fn import(&mut self, grammar: &Grammar, base: &str, span: Span) -> Result<Expr, Error> {
+    fn import(&mut self, grammar: Grammar, base: &str, span: Span) -> Result<Expr, Error> {
         if grammar.rules().len() == 1 {
-            return Ok(grammar.rule(grammar.root()).body().clone());
+            let (mut rules, root) = grammar.into_rewrite();
+            return Ok(rules.swap_remove(root.index()).1);
         }
         let root = self
             .builder
-            .import(grammar, base)
+            .import_owned(grammar, base)
             .map_err(|e| ir_error(span, e))?;
         Ok(Expr::rule(root))
     }

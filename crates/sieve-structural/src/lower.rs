@@ -286,7 +286,7 @@ impl<'a> Lowerer<'a> {
                         .collect();
                     Error::new(ErrorKind::Embedded, &join(p, "grammar"), messages.concat())
                 })?;
-                self.import(&grammar, "grammar", p)
+                self.import(grammar, "grammar", p)
             }
             Kind::Regex(pattern) => {
                 let grammar = sieve_regex::compile(pattern, &sieve_regex::Options::default())
@@ -298,7 +298,7 @@ impl<'a> Lowerer<'a> {
                             source.render_error(&e),
                         )
                     })?;
-                self.import(&grammar, "regex", p)
+                self.import(grammar, "regex", p)
             }
             Kind::Sequence(elements) => {
                 let mut items = Vec::with_capacity(elements.len());
@@ -756,15 +756,15 @@ impl<'a> Lowerer<'a> {
                 format!("`{}`: {}", e.keyword, e.message),
             )
         })?;
-        self.import(&compiled.grammar, "json", p)
+        self.import(compiled.grammar, "json", p)
     }
 
     /// Copies `grammar`'s rules in under fresh names derived from `base`, marks included;
     /// returns the copy of its root.
-    fn import(&mut self, grammar: &Grammar, base: &str, pointer: &str) -> Result<RuleId, Error> {
+    fn import(&mut self, grammar: Grammar, base: &str, pointer: &str) -> Result<RuleId, Error> {
         self.make_room(grammar.rules().len(), pointer)?;
         self.builder
-            .import(grammar, base)
+            .import_owned(grammar, base)
             .map_err(|e| Error::new(ErrorKind::Limit, pointer, e.to_string()))
     }
 }

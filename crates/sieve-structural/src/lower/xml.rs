@@ -497,7 +497,7 @@ impl<'l, 'o> Xml<'l, 'o> {
                 Error::new(ErrorKind::Embedded, pointer, source.render_error(&e))
             })?;
         Ok(Expr::rule(self.lower.import(
-            &grammar,
+            grammar,
             "xml_pattern",
             pointer,
         )?))
@@ -525,7 +525,7 @@ impl<'l, 'o> Xml<'l, 'o> {
                 format!("`{}`: {}", e.keyword, e.message),
             )
         })?;
-        let root = self.lower.import(&compiled.grammar, "xml_json", pointer)?;
+        let root = self.lower.import(compiled.grammar, "xml_json", pointer)?;
         Ok(Expr::rule(root))
     }
 
