@@ -17,8 +17,8 @@
 //! body with each reference replaced by its rank among the distinct rules it references (ranks
 //! are rule ids `0, 1, …`, in the order of the real ids). The memo maps a ranked tail to the
 //! automaton built for it, over ranks, and hands it back renamed to the asking rule's
-//! references with the head in front, which is exactly the automaton a fresh build of the
-//! tail's DFA size would give.
+//! references with the head in front: exactly the automaton a fresh build of the body gives
+//! (the DFA cap read on the tail, see [`crate::Config::dfa_state_limit`]).
 
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;

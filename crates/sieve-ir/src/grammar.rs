@@ -340,7 +340,7 @@ impl GrammarBuilder {
         let (ids, copied) = self.import_names(grammar, base)?;
         for ((rule, &id), copy) in grammar.rules.iter().zip(&ids).zip(copied) {
             if copy {
-                self.define_imported(id, rule.body.clone(), rule, &ids);
+                self.define_imported(id, rule.body.clone(), rule.max_tokens, rule.shared, &ids);
             }
         }
         Ok(ids[grammar.root.index()])
@@ -351,10 +351,15 @@ impl GrammarBuilder {
     pub fn import_owned(&mut self, grammar: Grammar, base: &str) -> Result<RuleId, IrError> {
         let (ids, copied) = self.import_names(&grammar, base)?;
         let root = ids[grammar.root.index()];
-        for ((mut rule, &id), copy) in grammar.rules.into_iter().zip(&ids).zip(copied) {
+        for ((rule, &id), copy) in grammar.rules.into_iter().zip(&ids).zip(copied) {
             if copy {
-                let body = std::mem::replace(&mut rule.body, Expr::empty());
-                self.define_imported(id, body, &rule, &ids);
+                let Rule {
+                    body,
+                    max_tokens,
+                    shared,
+                    ..
+                } = rule;
+                self.define_imported(id, body, max_tokens, shared, &ids);
             }
         }
         Ok(root)
@@ -384,13 +389,20 @@ impl GrammarBuilder {
         Ok((ids, copied))
     }
 
-    /// Defines the copy `id` of the imported `rule` with `body` (its body), references renamed
-    /// by `ids`, and the rule's marks.
-    fn define_imported(&mut self, id: RuleId, mut body: Expr, rule: &Rule, ids: &[RuleId]) {
+    /// Defines `id`, the copy of an imported rule, with its body (references renamed by `ids`)
+    /// and its marks.
+    fn define_imported(
+        &mut self,
+        id: RuleId,
+        mut body: Expr,
+        max_tokens: Option<u32>,
+        shared: bool,
+        ids: &[RuleId],
+    ) {
         body.rename_refs(&mut |r| ids[r.index()]);
         self.define(id, body);
-        self.limits[id.index()] = rule.max_tokens;
-        self.shared[id.index()] = rule.shared;
+        self.limits[id.index()] = max_tokens;
+        self.shared[id.index()] = shared;
     }
 
     /// A defined shared rule of this builder without references whose body and token limit

@@ -92,38 +92,9 @@ impl Classes {
 
 /// The hash of `expr`'s shape: its structure with every reference read as one placeholder.
 fn shape_hash(expr: &Expr) -> u64 {
-    fn feed(expr: &Expr, h: &mut impl Hasher) {
-        match expr.kind() {
-            ExprKind::Ref(_) => h.write_u8(0),
-            ExprKind::Empty => h.write_u8(1),
-            ExprKind::Bytes(bytes) => {
-                h.write_u8(2);
-                bytes.hash(h);
-            }
-            ExprKind::Class(class) => {
-                h.write_u8(3);
-                class.hash(h);
-            }
-            ExprKind::Seq(items) => feed_all(4, items, h),
-            ExprKind::Choice(items) => feed_all(5, items, h),
-            ExprKind::Repeat { item, min, max } => {
-                h.write_u8(6);
-                min.hash(h);
-                max.hash(h);
-                feed(item, h);
-            }
-        }
-    }
-    fn feed_all(tag: u8, items: &[Expr], h: &mut impl Hasher) {
-        h.write_u8(tag);
-        h.write_usize(items.len());
-        for item in items {
-            feed(item, h);
-        }
-    }
-    let mut hasher = FixedState::default().build_hasher();
-    feed(expr, &mut hasher);
-    hasher.finish()
+    let mut state = FixedState::default().build_hasher();
+    hash_renamed(expr, &|_| 0, &mut state);
+    state.finish()
 }
 
 /// The rule id standing for class or block `index` inside a signature.
