@@ -168,7 +168,7 @@ fn custom_root_and_threshold_flags() {
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         stdout,
-        "# root: start\nstart ::= start_repeat \"aaaa\"\nstart_item ::= \"a\"\nstart_repeat ::= start_item{36}\n"
+        "# root: start\nstart ::= \"aaaa\" start_repeat\nstart_item ::= \"a\"\nstart_repeat ::= start_item{36}\n"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1487,6 +1487,51 @@ mod tests {
         assert!(text * 2 >= checked, "{text} of {checked} keys read text");
     }
 
+    /// The repetition pass puts a counted rule after its explicit copies, so once an item
+    /// completes, the walk's frontier is the next item at the next count plus one fixed
+    /// return into the owner: classifying count `c + 1` after count `c` meets the rows of
+    /// counts `c + 1 ..` again and builds about one count's rows, not a chain's.
+    #[test]
+    fn successive_counts_of_a_counted_string_reuse_the_rows_before_them() {
+        let trie = TokenTrie::new(Vocabulary::embedded_default());
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {"comment": {"type": "string", "maxLength": 60}},
+            "required": ["comment"]
+        });
+        let grammar = sieve_jsonschema::compile(&schema, &Default::default()).expect("compiles");
+        let g = engine(&grammar.grammar).expect("builds");
+        let returns = return_states(&g);
+        let rows = || g.walk_tables.0.lock().expect("not poisoned").is_start.len();
+        let mut checked = 0;
+        for counted_state in 0..g.state_count() as u32 {
+            let info = g.states[counted_state as usize];
+            if info.counted == crate::grammar::NOT_COUNTED {
+                continue;
+            }
+            let counted = g.counted[info.counted as usize];
+            let item = g.start[counted.item as usize];
+            let ret = returns[info.rule as usize][0];
+            let up = returns[g.states[ret as usize].rule as usize][0];
+            let context = |count| {
+                [
+                    (counted_state, count),
+                    (ret, crate::grammar::NOT_COUNTED),
+                    (up, crate::grammar::NOT_COUNTED),
+                ]
+            };
+            classify(&g, &trie, item, &context(1));
+            for count in 2..12 {
+                let before = rows();
+                classify(&g, &trie, item, &context(count));
+                let added = rows() - before;
+                assert!(added <= 16, "count {count}: {added} new rows");
+                checked += 1;
+            }
+        }
+        assert!(checked > 0, "no counted state");
+    }
+
     #[test]
     fn nfa_states_with_overlapping_edges_go_general() {
         // A DFA cap of 1 keeps the ε-free NFA, whose states have overlapping byte edges.

@@ -6,12 +6,19 @@
 //! - `x?`, `x*`, `x+` stay: the rule's automaton has loops for them.
 //! - `n ≤ T`: expanded in place, `x{2,4}` ⇒ `x x (x x?)?`, which is regular and linear in size.
 //! - `x{m,}` with `m ≥ 2`: `x{m-1} x+`, its first part expanded or compressed as above.
-//! - `n > T` and `m ≥ T`: `C x{T}` where `C ::= X{m-T,n-T}` is a *counted-repetition rule*
-//!   (optional, as `C?` with `C ::= X{1,n-T}`, when `m = T`). All iterations but the last `T`
-//!   share `C`'s one repetition state, so the mask cache needs one entry for them, and the
-//!   `T` explicit copies at the end are an exact, invariant suffix that keeps the context
-//!   after the repetition precise.
-//! - `n > T` and `m < T`: `x{m,T-1} | C? x{T}` with `C ::= X{1,n-T}`, the first branch expanded.
+//! - `n > T` and `m ≥ T`: `x{T} C` where `C ::= X{m-T,n-T}` is a *counted-repetition rule*
+//!   (optional, as `C?` with `C ::= X{1,n-T}`, when `m = T`). All iterations past the first
+//!   `T` share `C`'s one repetition state.
+//! - `n > T` and `m < T`: `x{m,T-1} | x{T} C?` with `C ::= X{1,n-T}`, the first branch expanded.
+//!
+//! The explicit copies come *before* the counted rule (the paper puts them after). Either
+//! order is exact; this one keeps the work of a mask small. Once an item of `C` completes,
+//! what may follow is the next item, one count up, or the one state of the owner after `C`.
+//! Copies after `C` would instead start at every item, so a walk through `k` items carries
+//! up to `k` positions in them beside the count: the token classification of each count
+//! then builds its own rows, where in this order it meets the rows of the counts classified
+//! before it (a 60-character string's walk-1 classifications halve), and the owner's
+//! automaton is smaller (`x{m,T-1}` and `x{T}` share their prefix).
 //!
 //! `X` is `x` itself for a rule reference, otherwise a fresh rule `X ::= x`. Counted rules and
 //! item rules are shared within the grammar. The paper's union of `EXPAND(min, t)` with
@@ -88,11 +95,11 @@ impl Pass {
             Some(n) if n <= t => self.expand(x, m, n),
             Some(n) if m >= t => {
                 let counted = self.counted(owner, x, m - t, n - t);
-                Expr::seq([counted, copies(x, t)])
+                Expr::seq([copies(x, t), counted])
             }
             Some(n) => {
                 let low = self.expand(x, m, t - 1);
-                let high = Expr::seq([self.counted(owner, x, 0, n - t), copies(x, t)]);
+                let high = Expr::seq([copies(x, t), self.counted(owner, x, 0, n - t)]);
                 Expr::choice([low, high]).expect("two branches")
             }
         }
@@ -105,7 +112,7 @@ impl Pass {
         } else {
             let t = self.threshold;
             let counted = self.counted(owner, x, k - t, k - t);
-            Expr::seq([counted, copies(x, t)])
+            Expr::seq([copies(x, t), counted])
         }
     }
 
