@@ -318,21 +318,19 @@ impl<'g> Dfa<'g> {
     /// The entry of `row` for `byte` by one step for its whole row-local class, filling the
     /// class's entries; `None` when the row has no local classes.
     fn step_local(&mut self, row: u32, byte: u8) -> Option<u32> {
-        let in_class = |class: &[u64; 4], b: u8| class[b as usize / 64] & (1 << (b % 64)) != 0;
         let class = *self
             .local_classes(row)?
             .iter()
-            .find(|class| in_class(class, byte))?;
+            .find(|class| class[byte as usize / 64] & (1 << (byte % 64)) != 0)?;
         let base = row as usize * 256;
-        let known = (0..=255u8)
-            .filter(|&b| in_class(&class, b))
+        let known = bytes_of(&class)
             .map(|b| u32::from(self.table[base + b as usize]))
             .find(|&entry| entry != UNKNOWN);
         let entry = match known {
             Some(entry) => entry,
             None => self.stepped(row, byte),
         };
-        for b in (0..=255u8).filter(|&b| in_class(&class, b)) {
+        for b in bytes_of(&class) {
             self.table[base + b as usize] = entry as Stored;
         }
         Some(entry)
@@ -373,12 +371,24 @@ impl<'g> Dfa<'g> {
 
     /// Computes the entries of `row` for the bytes of `bytes` that are not yet.
     fn fill_bytes(&mut self, row: u32, bytes: &[u64; 4]) {
-        for byte in 0..=255u8 {
-            if bytes[byte as usize / 64] & (1 << (byte % 64)) != 0 {
-                self.entry(row, byte);
-            }
+        for byte in bytes_of(bytes) {
+            self.entry(row, byte);
         }
     }
+}
+
+/// The bytes of the set `bits` (bit `b % 64` of word `b / 64`), in increasing order.
+fn bytes_of(bits: &[u64; 4]) -> impl Iterator<Item = u8> + '_ {
+    bits.iter().enumerate().flat_map(|(word, &bits)| {
+        let mut bits = bits;
+        std::iter::from_fn(move || {
+            (bits != 0).then(|| {
+                let bit = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                (word * 64 + bit) as u8
+            })
+        })
+    })
 }
 
 impl Dfa<'_> {
@@ -582,18 +592,7 @@ fn successors(state: Utf8State, ascii: &[u64; 4]) -> impl Iterator<Item = (u8, U
         Utf8State::AfterF4 => (0x80, 0x8f),
     };
     let ascii_bytes = (state == Utf8State::Boundary)
-        .then(|| {
-            (0..2usize).flat_map(move |word| {
-                let mut bits = ascii[word];
-                std::iter::from_fn(move || {
-                    (bits != 0).then(|| {
-                        let bit = bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        (word * 64 + bit) as u8
-                    })
-                })
-            })
-        })
+        .then(|| bytes_of(ascii).take_while(|&byte| byte < 0x80))
         .into_iter()
         .flatten();
     let rest = if state == Utf8State::Boundary {
