@@ -115,7 +115,21 @@ impl ByteClass {
 
     /// The bytes in the set, ascending.
     pub fn iter(&self) -> impl Iterator<Item = u8> + '_ {
-        (0..=255u8).filter(|&b| self.contains(b))
+        self.bits.iter().enumerate().flat_map(|(word, &bits)| {
+            let mut bits = bits;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let bit = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    (word * 64 + bit) as u8
+                })
+            })
+        })
+    }
+
+    /// The set as four words: byte `b` is bit `b % 64` of word `b / 64`.
+    pub fn words(&self) -> [u64; 4] {
+        self.bits
     }
 
     /// The set as sorted, disjoint, non-adjacent inclusive ranges.
@@ -227,8 +241,9 @@ mod tests {
         }
     }
 
-    /// The word-at-a-time `ranges` against its definition, on classes with runs across word
-    /// boundaries (63/64, 127/128, 191/192), ending at 255 and starting at 0.
+    /// The word-at-a-time `iter` and `ranges` against their definitions (the bytes `contains`
+    /// accepts), on classes with runs across word boundaries (63/64, 127/128, 191/192),
+    /// ending at 255 and starting at 0.
     #[test]
     fn ranges_match_the_members() {
         let naive = |class: &ByteClass| {
@@ -269,6 +284,13 @@ mod tests {
             classes.push(ByteClass { bits });
         }
         for class in classes {
+            let members: Vec<u8> = (0..=255u8).filter(|&b| class.contains(b)).collect();
+            assert_eq!(
+                class.iter().collect::<Vec<u8>>(),
+                members,
+                "{:?}",
+                class.bits
+            );
             assert_eq!(class.ranges(), naive(&class), "{:?}", class.bits);
         }
     }

@@ -122,9 +122,8 @@ pub(super) fn classes(
 /// A partition of the 256 bytes, refined set by set: its classes as bit sets.
 struct Partition {
     classes: Vec<[u64; 4]>,
-    /// The bit sets refined so far (each refines once), and the FIRST and FOLLOW sets.
+    /// The bit sets refined so far (each refines once).
     done: Vec<[u64; 4]>,
-    sets: Vec<ByteClass>,
 }
 
 impl Partition {
@@ -132,7 +131,6 @@ impl Partition {
         Partition {
             classes: vec![[u64::MAX; 4]],
             done: Vec::new(),
-            sets: Vec::new(),
         }
     }
 
@@ -154,14 +152,7 @@ impl Partition {
 
     /// Splits every class into its bytes inside `set` and outside.
     fn refine(&mut self, set: &ByteClass) {
-        let mut bits = [0u64; 4];
-        if !self.sets.contains(set) {
-            self.sets.push(*set);
-            for b in set.iter() {
-                bits[b as usize / 64] |= 1 << (b % 64);
-            }
-            self.refine_bits(bits);
-        }
+        self.refine_bits(set.words());
     }
 
     /// Splits every class into its bytes inside `bits` and outside.
