@@ -33,6 +33,7 @@
 
 use foldhash::HashMap;
 use sieve_backend::{push_range, Classification, TokenSet};
+use sieve_ir::ByteClass;
 use sieve_vocab::{ClassRegion, TextRegion, TokenTrie, Utf8State, CHAIN_DEPTH};
 
 use crate::alphabet::Alphabet;
@@ -378,17 +379,8 @@ impl<'g> Dfa<'g> {
 }
 
 /// The bytes of the set `bits` (bit `b % 64` of word `b / 64`), in increasing order.
-fn bytes_of(bits: &[u64; 4]) -> impl Iterator<Item = u8> + '_ {
-    bits.iter().enumerate().flat_map(|(word, &bits)| {
-        let mut bits = bits;
-        std::iter::from_fn(move || {
-            (bits != 0).then(|| {
-                let bit = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                (word * 64 + bit) as u8
-            })
-        })
-    })
+fn bytes_of(bits: &[u64; 4]) -> impl Iterator<Item = u8> {
+    ByteClass::from_words(*bits).iter()
 }
 
 impl Dfa<'_> {
@@ -1436,8 +1428,9 @@ mod tests {
     /// class chain and the text chain are still found through them, and the classification
     /// equals the static walk's at every count, whichever counts came before (the rows are
     /// kept between classifications).
-    #[test]
-    fn contexted_keys_of_counted_strings_take_the_text_path() {
+    /// The embedded vocabulary's trie and the engine of an object with one string of at most
+    /// 60 characters: past the repetition threshold, so its characters are a counted rule.
+    fn counted_string() -> (TokenTrie, Arc<EarleyGrammar>) {
         let trie = TokenTrie::new(Vocabulary::embedded_default());
         let schema = serde_json::json!({
             "type": "object",
@@ -1445,17 +1438,29 @@ mod tests {
             "required": ["comment"]
         });
         let grammar = sieve_jsonschema::compile(&schema, &Default::default()).expect("compiles");
-        let g = engine(&grammar.grammar).expect("builds");
+        (trie, engine(&grammar.grammar).expect("builds"))
+    }
+
+    /// Each state of a counted rule, with the start state of the rule it counts.
+    fn counted_states(g: &EarleyGrammar) -> Vec<(u32, u32)> {
+        (0..g.state_count() as u32)
+            .filter_map(|state| {
+                let counted = g.states[state as usize].counted;
+                (counted != crate::grammar::NOT_COUNTED)
+                    .then(|| (state, g.start[g.counted[counted as usize].item as usize]))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn contexted_keys_of_counted_strings_take_the_text_path() {
+        let (trie, g) = counted_string();
         let returns = return_states(&g);
         let mut checked = 0;
         let mut text = 0;
-        for counted_state in 0..g.state_count() as u32 {
+        for (counted_state, item) in counted_states(&g) {
             let info = g.states[counted_state as usize];
-            if info.counted == crate::grammar::NOT_COUNTED {
-                continue;
-            }
             let counted = g.counted[info.counted as usize];
-            let item = g.start[counted.item as usize];
             if g.states[item as usize].class == crate::grammar::NO_CLASS {
                 continue;
             }
@@ -1492,24 +1497,12 @@ mod tests {
     /// counts `c + 1 ..` again and builds about one count's rows, not a chain's.
     #[test]
     fn successive_counts_of_a_counted_string_reuse_the_rows_before_them() {
-        let trie = TokenTrie::new(Vocabulary::embedded_default());
-        let schema = serde_json::json!({
-            "type": "object",
-            "properties": {"comment": {"type": "string", "maxLength": 60}},
-            "required": ["comment"]
-        });
-        let grammar = sieve_jsonschema::compile(&schema, &Default::default()).expect("compiles");
-        let g = engine(&grammar.grammar).expect("builds");
+        let (trie, g) = counted_string();
         let returns = return_states(&g);
         let rows = || g.walk_tables.0.lock().expect("not poisoned").is_start.len();
         let mut checked = 0;
-        for counted_state in 0..g.state_count() as u32 {
+        for (counted_state, item) in counted_states(&g) {
             let info = g.states[counted_state as usize];
-            if info.counted == crate::grammar::NOT_COUNTED {
-                continue;
-            }
-            let counted = g.counted[info.counted as usize];
-            let item = g.start[counted.item as usize];
             let ret = returns[info.rule as usize][0];
             let up = returns[g.states[ret as usize].rule as usize][0];
             let context = |count| {

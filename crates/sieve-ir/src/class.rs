@@ -113,9 +113,9 @@ impl ByteClass {
         }
     }
 
-    /// The bytes in the set, ascending.
-    pub fn iter(&self) -> impl Iterator<Item = u8> + '_ {
-        self.bits.iter().enumerate().flat_map(|(word, &bits)| {
+    /// The bytes in the set, ascending (the iterator holds a copy of the set).
+    pub fn iter(&self) -> impl Iterator<Item = u8> {
+        self.bits.into_iter().enumerate().flat_map(|(word, bits)| {
             let mut bits = bits;
             std::iter::from_fn(move || {
                 (bits != 0).then(|| {
@@ -130,6 +130,11 @@ impl ByteClass {
     /// The set as four words: byte `b` is bit `b % 64` of word `b / 64`.
     pub fn words(&self) -> [u64; 4] {
         self.bits
+    }
+
+    /// The set whose words are `words` (see [`ByteClass::words`]).
+    pub fn from_words(words: [u64; 4]) -> ByteClass {
+        ByteClass { bits: words }
     }
 
     /// The set as sorted, disjoint, non-adjacent inclusive ranges.
