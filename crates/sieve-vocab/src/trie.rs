@@ -122,16 +122,18 @@ pub struct RegionDepths {
 }
 
 /// `upto[d]`, the union of `exact[0..=d]`, each cut to `words` words (the spare word dropped).
-fn cumulative(exact: Vec<Vec<u32>>, words: usize) -> Vec<Vec<u32>> {
-    let mut upto = Vec::with_capacity(exact.len());
-    let mut acc = vec![0u32; words];
-    for bits in exact {
-        for (word, bit) in acc.iter_mut().zip(bits) {
-            *word |= bit;
+/// Each depth's set becomes its union in place, from the one below it: no copies.
+fn cumulative(mut exact: Vec<Vec<u32>>, words: usize) -> Vec<Vec<u32>> {
+    for d in 1..exact.len() {
+        let (below, rest) = exact.split_at_mut(d);
+        for (word, &under) in rest[0].iter_mut().zip(&below[d - 1]) {
+            *word |= under;
         }
-        upto.push(acc.clone());
     }
-    upto
+    for bits in &mut exact {
+        bits.truncate(words);
+    }
+    exact
 }
 
 /// At most this many class regions are kept per trie (each about `n_vocab / 8` bytes plus its
