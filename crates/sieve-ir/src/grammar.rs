@@ -585,15 +585,20 @@ mod tests {
         assert_eq!(serde_json::from_str::<Grammar>(&json).unwrap(), grammar);
     }
 
-    /// An imported grammar keeps its structure and its marks under fresh names, beside the
-    /// host's rules.
-    #[test]
-    fn import_owned_builds_what_import_builds() {
+    /// [`sample`] with its `item` rule shared and limited to 3 tokens: a grammar to import.
+    fn marked_sample() -> Grammar {
         let mut inner = sample().to_builder();
         let item = inner.lookup("item").unwrap();
         inner.share(item);
         inner.limit_tokens(item, 3);
-        let inner = inner.build(sample().root()).unwrap();
+        inner.build(sample().root()).unwrap()
+    }
+
+    /// Moving a grammar in gives the host what copying it in gives, names, marks and shared
+    /// rules met again included.
+    #[test]
+    fn import_owned_builds_what_import_builds() {
+        let inner = marked_sample();
         let host = |owned: bool| {
             let mut host = GrammarBuilder::new();
             let taken = host.declare("json_item").unwrap();
@@ -615,13 +620,11 @@ mod tests {
         assert_eq!(host(true), host(false));
     }
 
+    /// An imported grammar keeps its structure and its marks under fresh names, beside the
+    /// host's rules.
     #[test]
     fn import_renames_rules_and_keeps_their_marks() {
-        let mut inner = sample().to_builder();
-        let item = inner.lookup("item").unwrap();
-        inner.share(item);
-        inner.limit_tokens(item, 3);
-        let inner = inner.build(sample().root()).unwrap();
+        let inner = marked_sample();
 
         let mut host = GrammarBuilder::new();
         let taken = host.declare("json_item").unwrap();
