@@ -564,7 +564,11 @@ struct Chain {
     end: ChainEnd,
 }
 
-/// The most first bytes a text classification walks apart from the text region.
+/// The most first bytes a text classification walks apart from the text region. First bytes
+/// on which the walk dies at once, without an exit, are not counted: their subtrees are
+/// rejected without a walk (a JSON key that must differ from the listed names may not start
+/// its divergent character with a multi-byte one in the name's own rule, and each of the 51
+/// lead bytes is such a first byte).
 const MAX_ODD_FIRST_BYTES: usize = 16;
 
 /// No row (yet) for this decoder state.
@@ -597,10 +601,12 @@ fn successors(state: Utf8State, ascii: &[u64; 4]) -> impl Iterator<Item = (u8, U
         .filter_map(move |byte| Some((byte, state.step(byte, ascii)?)))
 }
 
-/// Records `entry` as the row of `state`; `None` when it already has another one.
+/// Records `entry` as the row of `state`; `None` when it already has another one. A state
+/// that every first byte into it killed ([`DEAD`], see [`Dfa::first_rows`]) takes the row of a
+/// character that reaches it otherwise.
 fn set_row(rows: &mut [u32; 8], state: Utf8State, entry: u32) -> Option<()> {
     let slot = &mut rows[state as usize];
-    if *slot == NO_ROW {
+    if *slot == NO_ROW || *slot == DEAD {
         *slot = entry;
     }
     (*slot == entry).then_some(())
@@ -610,7 +616,9 @@ fn set_row(rows: &mut [u32; 8], state: Utf8State, entry: u32) -> Option<()> {
 struct TextRows {
     /// `rows[c][s]`: the row after `c` characters have started, in decoder state `s`
     /// (indexed by its `repr`; `rows[0]` has only the start, at the boundary). Counts past
-    /// the last use the last rows when the chain loops.
+    /// the last use the last rows when the chain loops. [`DEAD`] for a decoder state inside
+    /// a first character that only dead first bytes enter: those bytes are odd first bytes,
+    /// so no walk starts from it.
     rows: Vec<[u32; 8]>,
     end: ChainEnd,
     /// The ASCII bytes the loop row steps to itself on.
@@ -739,15 +747,17 @@ impl Dfa<'_> {
         if rows.contains(&u32::MAX) {
             return None;
         }
-        let mut odd_first_bytes = Vec::new();
+        let (mut odd_first_bytes, mut walked) = (Vec::new(), 0);
         for (byte, next) in successors(Utf8State::Boundary, &class) {
-            if self.entry(self.start, byte) != rows[next as usize] {
+            let entry = self.entry(self.start, byte);
+            if entry != rows[next as usize] {
                 odd_first_bytes.push(byte);
+                walked += usize::from(entry != DEAD);
             }
         }
         let mut first = [NO_ROW; 8];
         first[Utf8State::Boundary as usize] = self.start;
-        (odd_first_bytes.len() <= MAX_ODD_FIRST_BYTES).then_some(TextRows {
+        (walked <= MAX_ODD_FIRST_BYTES).then_some(TextRows {
             rows: vec![first, rows],
             end: ChainEnd::Loops,
             class,
@@ -797,8 +807,9 @@ impl Dfa<'_> {
     /// never with `LEFT` — a string with a bounded length — those rows, with how the chain
     /// ends: looping (a count's rows repeat), dying (every character start from some count
     /// is `DEAD`), or open past [`CHAIN_DEPTH`] characters. Up to `max_odd` first bytes may
-    /// step from the start elsewhere than the others of their decoder state (or die, or
-    /// set `LEFT`): they are returned as odd first bytes, whose subtrees are walked.
+    /// step from the start elsewhere than the others of their decoder state (or set `LEFT`),
+    /// and any number may die there without an exit: they are returned as odd first bytes,
+    /// whose subtrees are walked (at once, for those that die).
     fn text_chain(&mut self, class: [u64; 4], max_odd: usize) -> Option<TextRows> {
         if class[2] | class[3] != 0 {
             return None;
@@ -816,9 +827,9 @@ impl Dfa<'_> {
             self.fill_row(from);
             let mut next = [NO_ROW; 8];
             let (mut dead, mut alive) = (false, false);
-            if count == 0 && max_odd > 0 {
+            if count == 0 {
                 odd_first_bytes = self.first_rows(class, &mut next, max_odd)?;
-                alive = next.iter().any(|&row| row != NO_ROW);
+                alive = next.iter().any(|&row| row & SPECIAL == 0);
             } else {
                 for (byte, state) in successors(Utf8State::Boundary, &class) {
                     match self.entry(from, byte) {
@@ -842,7 +853,7 @@ impl Dfa<'_> {
             let mut todo: Vec<Utf8State> = Utf8State::ALL[1..]
                 .iter()
                 .copied()
-                .filter(|&state| next[state as usize] != NO_ROW)
+                .filter(|&state| next[state as usize] & SPECIAL == 0)
                 .collect();
             while let Some(state) = todo.pop() {
                 let row = next[state as usize];
@@ -852,7 +863,7 @@ impl Dfa<'_> {
                     if entry & (SPECIAL | LEFT) != 0 {
                         return None;
                     }
-                    let new = next[after as usize] == NO_ROW;
+                    let new = matches!(next[after as usize], NO_ROW | DEAD);
                     set_row(&mut next, after, entry)?;
                     if new && after != Utf8State::Boundary {
                         todo.push(after);
@@ -872,8 +883,9 @@ impl Dfa<'_> {
     }
 
     /// The rows after a first byte from the start, per decoder state: the entry most bytes of
-    /// that state have, when it is a row without `LEFT`; the bytes that step elsewhere are
-    /// returned, sorted (`None` when they are more than `max_odd`).
+    /// that state have, when it is a row without `LEFT`, or [`DEAD`] for a state inside a
+    /// character when every byte into it dies without an exit; the bytes that step elsewhere
+    /// are returned, sorted (`None` when more than `max_odd` of them do not just die).
     fn first_rows(
         &mut self,
         class: [u64; 4],
@@ -892,14 +904,25 @@ impl Dfa<'_> {
             entries.sort_unstable();
             if let Some(run) = entries.chunk_by(|a, b| a == b).max_by_key(|run| run.len()) {
                 next[state as usize] = run[0];
+            } else if state != Utf8State::Boundary
+                && firsts.iter().any(|&(_, s, _)| s == state)
+                && firsts
+                    .iter()
+                    .all(|&(_, s, entry)| s != state || entry == DEAD)
+            {
+                next[state as usize] = DEAD;
             }
         }
         let odd: Vec<u8> = firsts
             .iter()
-            .filter(|&&(_, state, entry)| next[state as usize] != entry)
+            .filter(|&&(_, state, entry)| next[state as usize] != entry || entry == DEAD)
             .map(|&(byte, _, _)| byte)
             .collect();
-        (odd.len() <= max_odd).then_some(odd)
+        let walked = firsts
+            .iter()
+            .filter(|&&(_, state, entry)| next[state as usize] != entry && entry != DEAD)
+            .count();
+        (walked <= max_odd).then_some(odd)
     }
 
     fn text_rows_ending(
@@ -966,15 +989,27 @@ impl Walker<'_> {
     /// Classifies from a row that reads UTF-8 text ([`Dfa::text_rows`]): the tokens of the
     /// text region are accepted in bulk, and each subtree where a token breaks the text is
     /// walked from the row of the decoder state before the breaking byte. The subtrees of
-    /// odd first bytes are taken out of the bulk and walked whole from the start.
+    /// odd first bytes are taken out of the bulk and walked whole from the start; when every
+    /// lead byte of a multi-byte character dies from the start, their subtrees leave the bulk
+    /// at once through the trie's ASCII-first tokens.
     fn walk_text(&mut self, dfa: &mut Dfa<'_>, region: &TextRegion, text: &TextRows) {
         let last = text.rows.len() - 1;
         let bulk = match text.end {
             ChainEnd::Loops => &region.inside,
             ChainEnd::Dies | ChainEnd::Open => self.trie.text_upto(region, last),
         };
-        for (word, inside) in self.accepted.iter_mut().zip(bulk) {
-            *word |= inside;
+        let lead_bytes_die = (0xc2..=0xf4u8).all(|byte| {
+            text.odd_first_bytes.binary_search(&byte).is_ok() && dfa.entry(dfa.start, byte) == DEAD
+        });
+        if lead_bytes_die {
+            let ascii_first = self.trie.ascii_first();
+            for ((word, inside), ascii) in self.accepted.iter_mut().zip(bulk).zip(ascii_first) {
+                *word |= inside & ascii;
+            }
+        } else {
+            for (word, inside) in self.accepted.iter_mut().zip(bulk) {
+                *word |= inside;
+            }
         }
         let nodes = self.trie.nodes();
         // The depth-1 nodes of the odd first bytes, as subtree ranges in pre-order.
@@ -990,6 +1025,9 @@ impl Walker<'_> {
             }
         }
         for &(from, _) in &odd {
+            if lead_bytes_die && nodes[from].byte >= 0x80 {
+                continue;
+            }
             for pos in nodes[from].pos as usize..self.trie.node_pos_end(from) {
                 let id = self.trie.token(pos).index();
                 self.accepted[id / 32] &= !(1 << (id % 32));
@@ -1008,15 +1046,26 @@ impl Walker<'_> {
                 continue;
             }
             let node = nodes[at];
-            self.fast[node.depth as usize - 1] = text.rows[chars.min(last)][exit.state as usize];
+            let entry = text.rows[chars.min(last)][exit.state as usize];
+            debug_assert!(
+                entry & SPECIAL == 0,
+                "only odd first bytes enter a dead state"
+            );
+            self.fast[node.depth as usize - 1] = entry;
             self.walk_nodes(dfa, at, node.end as usize);
         }
         if text.end == ChainEnd::Open {
             let boundary = text.rows[last][Utf8State::Boundary as usize];
+            let mut odd_at = odd.iter().peekable();
             for &deep in &self.trie.text_depths(region).deep {
-                let node = nodes[deep as usize];
+                let at = deep as usize;
+                while odd_at.next_if(|&&(_, to)| to <= at).is_some() {}
+                if odd_at.peek().is_some_and(|&&(from, _)| from <= at) {
+                    continue;
+                }
+                let node = nodes[at];
                 self.fast[node.depth as usize - 1] = boundary;
-                self.walk_nodes(dfa, deep as usize, node.end as usize);
+                self.walk_nodes(dfa, at, node.end as usize);
             }
         }
         for &(from, to) in &odd {
@@ -1420,6 +1469,45 @@ mod tests {
             );
         }
         assert!(assert_fast_equals_reference(&g, &trie, "json strings") > 10);
+    }
+
+    /// An object that allows keys other than its listed names: inside a listed name's prefix,
+    /// a key goes on with the name or diverges into any other key, and a divergent
+    /// multi-byte character starts in a rule of its own, so from the prefix's state every
+    /// lead byte dies. Each such state excludes its own next letter from the class, which
+    /// made a class region per state; they read the key text instead, with their lead bytes
+    /// and next letter as odd first bytes (one region for all of them), and their
+    /// classification equals the static walk's.
+    #[test]
+    fn key_prefixes_that_may_diverge_read_text() {
+        let trie = TokenTrie::new(Vocabulary::embedded_default());
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "alpha": {"type": "integer"},
+                "betamax": {"type": "string"},
+                "gamma_ray": {"type": "boolean"}
+            }
+        });
+        let grammar = sieve_jsonschema::compile(&schema, &Default::default()).expect("compiles");
+        let g = engine(&grammar.grammar).expect("builds");
+        let mut diverging = 0;
+        for state in 0..g.state_count() as u32 {
+            if g.states[state as usize].class == crate::grammar::NO_CLASS {
+                continue;
+            }
+            let mut dfa = Dfa::new(&g, state, &[], MAX_ROWS, Tables::default());
+            // Chains of ASCII key characters (not the continuation bytes inside a character).
+            let Some(chain) = dfa.class_chain().filter(|c| c.class[2] | c.class[3] == 0) else {
+                continue;
+            };
+            let text = dfa.text_rows(&chain).or_else(|| dfa.chain_text(&chain));
+            let text = text.unwrap_or_else(|| panic!("state {state}: a class chain, no text"));
+            let lead_bytes_die = (0xc2..=0xf4u8).all(|byte| text.odd_first_bytes.contains(&byte));
+            diverging += usize::from(lead_bytes_die);
+        }
+        assert!(diverging >= 10, "only {diverging} diverging key prefixes");
+        assert!(assert_fast_equals_reference(&g, &trie, "diverging keys") > 20);
     }
 
     /// A long bounded string is a counted repetition of characters: its character state is

@@ -156,6 +156,8 @@ impl Clone for RegionCache {
 pub struct TokenTrie {
     regions: RegionCache,
     text_regions: text::TextRegionCache,
+    /// [`TokenTrie::ascii_first`], computed on first request.
+    ascii_first: std::sync::OnceLock<Vec<u32>>,
     nodes: Vec<TrieNode>,
     max_len: usize,
     n_vocab: usize,
@@ -227,6 +229,7 @@ impl TokenTrie {
         TokenTrie {
             regions: RegionCache::default(),
             text_regions: text::TextRegionCache::default(),
+            ascii_first: std::sync::OnceLock::new(),
             nodes,
             max_len,
             n_vocab: vocab.n_vocab(),
@@ -388,6 +391,28 @@ impl TokenTrie {
             let id = (node.token as usize).min(spare);
             bits[id / 32] |= 1 << (id % 32);
         }
+    }
+
+    /// The text tokens whose first byte is ASCII (`ceil(n_vocab / 32)` words, as
+    /// [`ClassRegion::inside`]), computed on first request: a classification whose start
+    /// rejects every first byte of a multi-byte character takes them out of a text region
+    /// with one pass over the words, not a bit per token (a third of o200k's text tokens
+    /// start with one).
+    pub fn ascii_first(&self) -> &[u32] {
+        self.ascii_first.get_or_init(|| {
+            self.node_tokens(|visit| {
+                let mut n = 0;
+                while n < self.nodes.len() {
+                    let node = self.nodes[n];
+                    if node.depth == 1 && node.byte >= 0x80 {
+                        n = node.end as usize;
+                    } else {
+                        visit(n);
+                        n += 1;
+                    }
+                }
+            })
+        })
     }
 
     /// The length of the longest text token (the deepest node).

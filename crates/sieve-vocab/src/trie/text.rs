@@ -578,4 +578,27 @@ mod tests {
             Some(Utf8State::Need1)
         );
     }
+
+    /// The ASCII-first set holds exactly the text tokens whose bytes start below 0x80.
+    #[test]
+    fn ascii_first_tokens_are_the_text_tokens_starting_with_an_ascii_byte() {
+        let trie = TokenTrie::new(Vocabulary::embedded_default());
+        let set = trie.ascii_first();
+        let mut expected = vec![0u32; trie.n_vocab.div_ceil(32)];
+        let (mut ascii, mut other) = (0, 0);
+        for pos in 0..trie.len() {
+            let id = trie.token(pos).index();
+            if trie.bytes_at(pos)[0] < 0x80 {
+                expected[id / 32] |= 1 << (id % 32);
+                ascii += 1;
+            } else {
+                other += 1;
+            }
+        }
+        assert!(
+            ascii > 0 && other > 0,
+            "{ascii} ASCII-first, {other} others"
+        );
+        assert_eq!(set, &expected[..]);
+    }
 }
