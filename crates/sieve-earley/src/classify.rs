@@ -525,11 +525,11 @@ fn classify_with(
     let chain = dfa.class_chain();
     let text = chain.as_ref().and_then(|chain| {
         let rows = dfa.text_rows(chain).or_else(|| dfa.chain_text(chain))?;
-        Some((trie.text_region(&rows.class)?, rows))
+        Some((trie.text_region(&rows.class), rows))
     });
     let bytes = || {
         let chain = chain.as_ref()?;
-        Some((trie.class_region(&chain.class)?, chain))
+        Some((trie.class_region(&chain.class), chain))
     };
     if let Some((region, rows)) = text {
         walker.walk_text(&mut dfa, &region, &rows);

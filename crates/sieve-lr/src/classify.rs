@@ -373,7 +373,7 @@ fn text_loop(
     if at.iter().any(|&config| configs.end_alive(config) != alive) {
         return None;
     }
-    Some((trie.text_region(&ascii)?, at, alive))
+    Some((trie.text_region(&ascii), at, alive))
 }
 
 /// The fewest bytes looping back to a configuration for the class region to pay.
@@ -408,7 +408,7 @@ fn loop_region(configs: &mut Configs<'_>, trie: &TokenTrie, config: u32) -> Opti
     if loops < MIN_LOOP_CLASS {
         return None;
     }
-    Some((class, trie.class_region(&class)?))
+    Some((class, trie.class_region(&class)))
 }
 
 /// What a classification's walk collects.

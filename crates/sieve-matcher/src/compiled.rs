@@ -150,9 +150,7 @@ impl Tokenizer {
         // first mask inside a string does not pay for them.
         for class in JSON_STRING_CLASSES {
             trie.class_region(&class);
-            if let Some(text) = trie.text_region(&class) {
-                trie.text_depths(&text);
-            }
+            trie.text_depths(&trie.text_region(&class));
         }
         Tokenizer {
             vocab,

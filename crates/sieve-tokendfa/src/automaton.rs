@@ -194,8 +194,8 @@ impl TokenAutomaton {
             offsets.push(edges.len());
             let start = edges.len();
             let text = shape(s as u32).filter(|shape| shape.is_plain_loop());
-            let text = text.and_then(|shape| {
-                let (region, _) = walk_text(dfa, trie, shape, &mut stack, &mut Edges(&mut edges))?;
+            let text = text.map(|shape| {
+                let (region, _) = walk_text(dfa, trie, shape, &mut stack, &mut Edges(&mut edges));
                 let mid = mid_character.get_or_insert_with(|| MidCharacter::new(trie));
                 let inside = &region.inside;
                 for &(pos, state) in &mid.tokens {
@@ -206,13 +206,13 @@ impl TokenAutomaton {
                 }
                 edges[start..].sort_unstable_by_key(|&(pos, _)| pos);
                 if let Some((_, bits)) = text_loops.iter().find(|(r, _)| Arc::ptr_eq(r, &region)) {
-                    return Some(Loop::Text(bits.clone()));
+                    return Loop::Text(bits.clone());
                 }
                 let bits: Vec<u32> = inside.iter().zip(&mid.bits).map(|(i, m)| i & !m).collect();
                 region_bytes += bits.len() * 4;
                 let bits = Arc::new(bits);
                 text_loops.push((region, bits.clone()));
-                Some(Loop::Text(bits))
+                Loop::Text(bits)
             });
             let found = match text {
                 Some(found) => Some(found),

@@ -89,15 +89,15 @@ pub(crate) fn walk(
 /// [`TextShape::add_bulk`] are accepted and not visited; the region's exits are walked from
 /// the row of their decoder state, past the chain's depth the deep subtrees from its last
 /// boundary row, and the odd first bytes' subtrees whole from the start. Returns the region
-/// and those subtrees, or `None` (nothing visited) when the trie has no room for the region.
+/// and those subtrees.
 pub(crate) fn walk_text(
     dfa: &ByteDfa,
     trie: &TokenTrie,
     shape: &TextShape,
     stack: &mut Vec<u32>,
     visit: &mut impl Visit,
-) -> Option<(Arc<TextRegion>, Subtrees)> {
-    let region = trie.text_region(&shape.class)?;
+) -> (Arc<TextRegion>, Subtrees) {
+    let region = trie.text_region(&shape.class);
     let nodes = trie.nodes();
     let odd = shape.odd_subtrees(trie);
     let mut odd_at = odd.iter().peekable();
@@ -131,21 +131,20 @@ pub(crate) fn walk_text(
     for &(from, to) in &odd {
         subtree(dfa, trie, from, to, start, stack, visit);
     }
-    Some((region, odd))
+    (region, odd)
 }
 
 /// Walks `trie` from the start of `chain`: the tokens of [`chain_bulk`] are accepted and not
 /// visited; each exit of the class region is walked from the row of its prefix's length, and
-/// past the chain's depth the deep subtrees from its last row. Returns the region, or `None`
-/// (nothing visited) when the trie has no room for it.
+/// past the chain's depth the deep subtrees from its last row. Returns the region.
 pub(crate) fn walk_chain(
     dfa: &ByteDfa,
     trie: &TokenTrie,
     chain: &ClassChain,
     stack: &mut Vec<u32>,
     visit: &mut impl Visit,
-) -> Option<Arc<ClassRegion>> {
-    let region = trie.class_region(&chain.class)?;
+) -> Arc<ClassRegion> {
+    let region = trie.class_region(&chain.class);
     let nodes = trie.nodes();
     for &exit in &region.exits {
         let at = exit as usize;
@@ -161,7 +160,7 @@ pub(crate) fn walk_chain(
             subtree(dfa, trie, at, nodes[at].end as usize, last, stack, visit);
         }
     }
-    Some(region)
+    region
 }
 
 /// The tokens a walk of `chain` accepts without visiting them: `region`'s inside, cut by
@@ -194,7 +193,7 @@ pub(crate) fn loop_class(dfa: &ByteDfa, state: u32) -> ([u64; 4], usize) {
 }
 
 /// The class region of the bytes on which `state` loops, when there are enough of them,
-/// `bulk` allows `state`'s token end, and the trie still has room for the region.
+/// and `bulk` allows `state`'s token end.
 fn loop_region(
     dfa: &ByteDfa,
     trie: &TokenTrie,
@@ -213,7 +212,7 @@ fn loop_region(
     if count < WILDCARD_MIN {
         return None;
     }
-    trie.class_region(&class)
+    Some(trie.class_region(&class))
 }
 
 /// Walks the nodes `first..end` (a run of whole sibling subtrees, `first` of the least

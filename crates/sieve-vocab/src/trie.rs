@@ -38,6 +38,7 @@
 //!   ([`TrieNode::token`] is the lowest id among them; [`TokenTrie::tokens_at_node`] lists
 //!   them all).
 
+mod kept;
 mod text;
 
 pub use text::{TextDepths, TextExit, TextRegion, Utf8State};
@@ -136,25 +137,17 @@ fn cumulative(mut exact: Vec<Vec<u32>>, words: usize) -> Vec<Vec<u32>> {
     exact
 }
 
-/// At most this many class regions are kept per trie (each about `n_vocab / 8` bytes plus its
-/// exits); past it [`TokenTrie::class_region`] answers `None`.
+/// At most this many class regions, and as many text regions, are kept per trie (each about
+/// `n_vocab / 8` bytes plus its exits and length cuts); past it the least recently used one
+/// is dropped to make room.
 pub const MAX_CLASS_REGIONS: usize = 64;
-
-/// The class regions computed so far; a clone of the trie starts without them.
-#[derive(Debug, Default)]
-struct RegionCache(std::sync::Mutex<Vec<([u64; 4], std::sync::Arc<ClassRegion>)>>);
-
-impl Clone for RegionCache {
-    fn clone(&self) -> RegionCache {
-        RegionCache::default()
-    }
-}
 
 /// The text tokens of a [`Vocabulary`] sorted by bytes, with common-prefix lengths and subtree
 /// ends (see the module docs for the invariants).
 #[derive(Clone, Debug)]
 pub struct TokenTrie {
-    regions: RegionCache,
+    /// The class regions computed so far; a clone of the trie starts without them.
+    regions: kept::KeptRegions<ClassRegion>,
     text_regions: text::TextRegionCache,
     /// [`TokenTrie::ascii_first`], computed on first request.
     ascii_first: std::sync::OnceLock<Vec<u32>>,
@@ -227,7 +220,7 @@ impl TokenTrie {
             .max()
             .unwrap_or(0);
         TokenTrie {
-            regions: RegionCache::default(),
+            regions: kept::KeptRegions::default(),
             text_regions: text::TextRegionCache::default(),
             ascii_first: std::sync::OnceLock::new(),
             nodes,
@@ -250,23 +243,11 @@ impl TokenTrie {
 
     /// The [`ClassRegion`] of the byte class `class` (bit `b % 64` of word `b / 64` is set
     /// iff byte `b` is in it), computed on first request (one walk over the nodes inside the
-    /// class) and kept with the trie, shared by every grammar and thread. `None` once
-    /// [`MAX_CLASS_REGIONS`] other classes are kept.
-    pub fn class_region(&self, class: &[u64; 4]) -> Option<std::sync::Arc<ClassRegion>> {
-        let mut regions = self
-            .regions
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, region)) = regions.iter().find(|(key, _)| key == class) {
-            return Some(region.clone());
-        }
-        if regions.len() >= MAX_CLASS_REGIONS {
-            return None;
-        }
-        let region = std::sync::Arc::new(self.compute_region(class));
-        regions.push((*class, region.clone()));
-        Some(region)
+    /// class) and kept with the trie, shared by every grammar and thread, among the
+    /// [`MAX_CLASS_REGIONS`] most recently requested.
+    pub fn class_region(&self, class: &[u64; 4]) -> std::sync::Arc<ClassRegion> {
+        self.regions
+            .get_or_build(*class, || self.compute_region(class))
     }
 
     fn compute_region(&self, class: &[u64; 4]) -> ClassRegion {

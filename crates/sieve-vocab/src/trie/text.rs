@@ -19,7 +19,7 @@
 
 use std::sync::Arc;
 
-use super::{TokenTrie, CHAIN_DEPTH, MAX_CLASS_REGIONS};
+use super::{TokenTrie, CHAIN_DEPTH};
 
 /// Where a UTF-8 decoder is between bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -163,7 +163,7 @@ pub struct TextDepths {
 /// trie starts without them.
 #[derive(Debug, Default)]
 pub(super) struct TextRegionCache {
-    kept: std::sync::Mutex<Vec<([u64; 4], Arc<TextRegion>)>>,
+    kept: super::kept::KeptRegions<TextRegion>,
     index: std::sync::OnceLock<TextIndex>,
 }
 
@@ -247,23 +247,12 @@ impl TokenTrie {
     /// are ignored), computed on first request and kept with the trie, shared by every
     /// grammar and thread. The first request of any class builds the trie's text index (one
     /// walk over the nodes); a region then costs the exits of the ASCII bytes it leaves out.
-    /// `None` once [`MAX_CLASS_REGIONS`] other classes are kept.
-    pub fn text_region(&self, ascii: &[u64; 4]) -> Option<Arc<TextRegion>> {
+    /// Kept among the [`MAX_CLASS_REGIONS`](crate::MAX_CLASS_REGIONS) most recently requested.
+    pub fn text_region(&self, ascii: &[u64; 4]) -> Arc<TextRegion> {
         let ascii = [ascii[0], ascii[1], 0, 0];
-        let mut kept = self
-            .text_regions
+        self.text_regions
             .kept
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, region)) = kept.iter().find(|(key, _)| *key == ascii) {
-            return Some(region.clone());
-        }
-        if kept.len() >= MAX_CLASS_REGIONS {
-            return None;
-        }
-        let region = Arc::new(self.compute_text_region(&ascii));
-        kept.push((ascii, region.clone()));
-        Some(region)
+            .get_or_build(ascii, || self.compute_text_region(&ascii))
     }
 
     /// The exits of the region of `ascii` are the candidates — the first occurrence on a path
@@ -451,7 +440,7 @@ mod tests {
             class(&|_| false),
         ];
         for ascii in classes {
-            let region = trie.text_region(&ascii).expect("room for six regions");
+            let region = trie.text_region(&ascii);
             let (inside, exits) = reference_region(&trie, &ascii);
             assert_eq!(region.inside, inside, "{ascii:x?}");
             assert_eq!(region.exits, exits, "{ascii:x?}");
@@ -493,8 +482,8 @@ mod tests {
         for ascii in classes {
             for shallow_first in [true, false] {
                 let trie = TokenTrie::new(vocab);
-                let text = trie.text_region(&ascii).expect("room for a region");
-                let class = trie.class_region(&ascii).expect("room for a region");
+                let text = trie.text_region(&ascii);
+                let class = trie.class_region(&ascii);
                 if !shallow_first {
                     trie.text_depths(&text);
                     trie.region_depths(&class);
