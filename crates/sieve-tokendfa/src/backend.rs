@@ -445,21 +445,19 @@ impl Backend for TokenDfa {
     fn classify(&self, key: Key, trie: &TokenTrie) -> Classification {
         let mut bits = vec![0u32; trie.n_vocab().div_ceil(32)];
         let mut stack = Vec::new();
-        let text = self.text_shape(key.state).inspect(|shape| {
+        let taken = if let Some(shape) = self.text_shape(key.state) {
             let (region, odd) = walk_text(&self.dfa, trie, shape, &mut stack, &mut Bits(&mut bits));
             shape.add_bulk(trie, &region, &odd, &mut bits);
-        });
-        let taken = text.is_some()
-            || self
-                .class_chain(key.state)
-                .inspect(|chain| {
-                    let region =
-                        walk_chain(&self.dfa, trie, chain, &mut stack, &mut Bits(&mut bits));
-                    for (b, r) in bits.iter_mut().zip(chain_bulk(trie, chain, &region)) {
-                        *b |= r;
-                    }
-                })
-                .is_some();
+            true
+        } else if let Some(chain) = self.class_chain(key.state) {
+            let region = walk_chain(&self.dfa, trie, chain, &mut stack, &mut Bits(&mut bits));
+            for (b, r) in bits.iter_mut().zip(chain_bulk(trie, chain, &region)) {
+                *b |= r;
+            }
+            true
+        } else {
+            false
+        };
         if taken {
             return Classification {
                 accepted: TokenSet::from_bits(bits),

@@ -376,26 +376,22 @@ impl TokenTrie {
 
     /// The text tokens whose first byte is ASCII (`ceil(n_vocab / 32)` words, as
     /// [`ClassRegion::inside`]), computed on first request from the positions, which sort
-    /// them first: a classification whose start rejects every first byte of a multi-byte
+    /// them first (no walk over the nodes): a classification whose start rejects every first byte of a multi-byte
     /// character takes the others out of a text region with one pass over the words, not a
     /// bit per token (a sixth of o200k's text tokens start with one).
     pub fn ascii_first(&self) -> &[u32] {
         self.ascii_first.get_or_init(|| {
             // Positions are sorted by bytes: those starting with an ASCII byte come first.
-            let ascii = |pos: usize| self.bytes_at(pos).first().is_none_or(|&b| b < 0x80);
-            let (mut end, mut past) = (0, self.len());
-            while end < past {
-                let mid = end + (past - end) / 2;
-                if ascii(mid) {
-                    end = mid + 1;
-                } else {
-                    past = mid;
-                }
-            }
             let mut bits = vec![0u32; self.n_vocab.div_ceil(32)];
-            for pos in (0..end).filter(|&pos| !self.bytes_at(pos).is_empty()) {
-                let id = self.ids[pos].index();
-                bits[id / 32] |= 1 << (id % 32);
+            for pos in 0..self.len() {
+                match self.bytes_at(pos).first() {
+                    Some(&byte) if byte >= 0x80 => break,
+                    Some(_) => {
+                        let id = self.ids[pos].index();
+                        bits[id / 32] |= 1 << (id % 32);
+                    }
+                    None => {}
+                }
             }
             bits
         })
