@@ -34,7 +34,7 @@ pub(crate) fn canonicalize_dfa(dfa: &Dfa) -> Fsm {
         &dfa.accepting,
         |s, out| {
             out.extend(
-                dfa.trans[s]
+                dfa.out(s)
                     .iter()
                     .map(|&(sym, t)| (dfa.labels[sym as usize], t)),
             );

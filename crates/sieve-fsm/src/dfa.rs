@@ -15,6 +15,10 @@
 //!   refinement, started from the accepting/non-accepting split with both blocks as
 //!   splitters, which is what makes it correct for partial transition functions).
 
+use std::cell::RefCell;
+use std::hash::BuildHasher;
+
+use foldhash::fast::FixedState;
 use foldhash::HashMap;
 
 use sieve_ir::RuleId;
@@ -22,14 +26,35 @@ use sieve_ir::RuleId;
 use crate::fsm::Label;
 use crate::nfa::{Closure, Nfa};
 
-/// A partial DFA over the symbols of one rule.
+/// A partial DFA over the symbols of one rule, stored flat: state `s`'s transitions are
+/// `edges[first[s]..first[s + 1]]`.
 #[derive(Clone, Debug)]
 pub(crate) struct Dfa {
-    /// `trans[s]`: `(symbol, target)` pairs sorted by symbol, one per symbol at most.
-    pub(crate) trans: Vec<Vec<(u32, u32)>>,
+    /// Per state, where its transitions start in `edges`, plus a sentinel (the edge count).
+    first: Vec<u32>,
+    /// `(symbol, target)` pairs, each state's sorted by symbol, one per symbol at most.
+    edges: Vec<(u32, u32)>,
     pub(crate) accepting: Vec<bool>,
     /// `labels[symbol]`: the byte interval or rule reference the symbol stands for.
     pub(crate) labels: Vec<Label>,
+}
+
+impl Dfa {
+    /// The number of states.
+    pub(crate) fn len(&self) -> usize {
+        self.accepting.len()
+    }
+
+    /// The transitions of state `s`, sorted by symbol.
+    pub(crate) fn out(&self, s: usize) -> &[(u32, u32)] {
+        &self.edges[self.first[s] as usize..self.first[s + 1] as usize]
+    }
+
+    /// Closes the transitions pushed since the last call as the next state's.
+    fn end_state(&mut self) {
+        self.first
+            .push(u32::try_from(self.edges.len()).expect("bounded by the limits"));
+    }
 }
 
 /// The alphabet of an NFA: byte intervals and rule symbols.
@@ -46,16 +71,14 @@ impl Alphabet {
         let mut cut = [false; 257];
         cut[0] = true;
         let mut rules = Vec::new();
-        for edges in &nfa.edges {
-            for &(label, _) in edges {
-                match label {
-                    Label::Bytes { lo, hi } => {
-                        cut[usize::from(lo)] = true;
-                        cut[usize::from(hi) + 1] = true;
-                    }
-                    Label::Rule(r) => rules.push(r),
-                    Label::Epsilon => {}
+        for &(label, _) in nfa.all_edges() {
+            match label {
+                Label::Bytes { lo, hi } => {
+                    cut[usize::from(lo)] = true;
+                    cut[usize::from(hi) + 1] = true;
                 }
+                Label::Rule(r) => rules.push(r),
+                Label::Epsilon => {}
             }
         }
         rules.sort();
@@ -97,45 +120,154 @@ fn byte_label(lo: usize, hi: usize) -> Label {
     }
 }
 
+/// Working memory of [`determinize`] and [`minimize`], kept per thread between rules so that
+/// building a grammar's automata does not allocate it again for every rule. Nothing in it
+/// carries over from one call to the next but capacity.
+#[derive(Default)]
+struct Scratch {
+    closure: Closure,
+    /// An epsilon closure, in discovery order.
+    closed: Vec<u32>,
+    /// The key of the set being looked up: its closure's states that matter, sorted.
+    key: Vec<u32>,
+    /// The DFA states' keys, one after another: set `i` is `set_states[set_first[i]..set_first[i + 1]]`.
+    set_states: Vec<u32>,
+    set_first: Vec<u32>,
+    /// Per key hash, the newest set with that hash; `chain[i]` is the next older one (or `NONE`).
+    by_hash: HashMap<u64, u32>,
+    chain: Vec<u32>,
+    /// Per symbol, the NFA targets of one DFA state's edges on it.
+    buckets: Vec<Vec<u32>>,
+    touched: Vec<usize>,
+    last: Vec<u32>,
+    /// Per symbol, the sources of edges on it into one splitter of [`minimize`];
+    /// `symbols` lists the symbols in use.
+    by_symbol: Vec<Vec<u32>>,
+    symbols: Vec<u32>,
+}
+
+/// The end of a hash chain in [`Scratch::chain`].
+const NONE: u32 = u32::MAX;
+
+/// Past this many elements in its largest buffer, a thread's [`Scratch`] is dropped after
+/// use instead of kept, so one huge rule does not pin its memory for the thread's lifetime.
+const KEPT_SCRATCH: usize = 1 << 16;
+
+impl Scratch {
+    fn is_large(&self) -> bool {
+        self.set_states.capacity() > KEPT_SCRATCH
+            || self.closed.capacity() > KEPT_SCRATCH
+            || self.buckets.iter().any(|b| b.capacity() > KEPT_SCRATCH)
+            || self.by_symbol.iter().any(|b| b.capacity() > KEPT_SCRATCH)
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Runs `f` with this thread's scratch (a fresh one if it is in use), then lets it go if it
+/// grew past [`KEPT_SCRATCH`].
+fn with_scratch<T>(f: impl FnOnce(&mut Scratch) -> T) -> T {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => {
+            let out = f(&mut scratch);
+            if scratch.is_large() {
+                *scratch = Scratch::default();
+            }
+            out
+        }
+        Err(_) => f(&mut Scratch::default()),
+    })
+}
+
 /// The subset construction of `nfa`; `None` when the DFA would have more than `limit` states.
 pub(crate) fn determinize(nfa: &Nfa, limit: usize) -> Option<Dfa> {
+    with_scratch(|scratch| determinize_with(nfa, limit, scratch))
+}
+
+fn determinize_with(nfa: &Nfa, limit: usize, scratch: &mut Scratch) -> Option<Dfa> {
     let alphabet = Alphabet::of(nfa);
-    let matters: Vec<bool> = nfa
-        .edges
-        .iter()
-        .enumerate()
-        .map(|(s, edges)| {
-            s == nfa.accept as usize || edges.iter().any(|&(l, _)| l != Label::Epsilon)
-        })
-        .collect();
-    let mut closure = Closure::new(nfa.len());
-    let mut scratch = Vec::new();
-    // The key of a seed set: its epsilon closure restricted to the states that matter,
-    // sorted; written into `key` so a set already seen costs no allocation.
-    let mut key_of = |seeds: &[u32], closure: &mut Closure, key: &mut Vec<u32>| {
-        closure.close(nfa, seeds.iter().copied(), &mut scratch);
-        key.clear();
-        key.extend(scratch.iter().copied().filter(|&s| matters[s as usize]));
-        key.sort_unstable();
+    let Scratch {
+        closure,
+        closed,
+        key,
+        set_states,
+        set_first,
+        by_hash,
+        chain,
+        buckets,
+        touched,
+        last,
+        ..
+    } = scratch;
+    closure.reset(nfa.len());
+    set_states.clear();
+    set_first.clear();
+    set_first.push(0);
+    by_hash.clear();
+    chain.clear();
+    // A call that stopped at the limit leaves the buckets it had touched filled.
+    for sym in touched.drain(..) {
+        buckets[sym].clear();
+    }
+    if buckets.len() < alphabet.labels.len() {
+        buckets.resize_with(alphabet.labels.len(), Vec::new);
+    }
+    let buckets = &mut buckets[..alphabet.labels.len()];
+    let hasher = FixedState::default();
+    // Writes into `key` the key of a seed set: its epsilon closure restricted to the states
+    // that matter (those with a non-epsilon edge, and the accepting state), sorted.
+    let key_of =
+        |seeds: &[u32], closure: &mut Closure, closed: &mut Vec<u32>, key: &mut Vec<u32>| {
+            closure.close(nfa, seeds.iter().copied(), closed);
+            key.clear();
+            key.extend(
+                closed
+                    .iter()
+                    .copied()
+                    .filter(|&s| s == nfa.accept || nfa.has_input_edge(s)),
+            );
+            key.sort_unstable();
+        };
+    // The id of the set `key`, added if new; `None` past the limit.
+    let mut intern = |key: &[u32], set_states: &mut Vec<u32>, set_first: &mut Vec<u32>| {
+        let hash = hasher.hash_one(key);
+        let newest = by_hash.get(&hash).copied().unwrap_or(NONE);
+        let mut at = newest;
+        while at != NONE {
+            let i = at as usize;
+            if &set_states[set_first[i] as usize..set_first[i + 1] as usize] == key {
+                return Some(at);
+            }
+            at = chain[i];
+        }
+        let id = set_first.len() - 1;
+        if id >= limit {
+            return None;
+        }
+        let id = u32::try_from(id).expect("bounded by the limit");
+        set_states.extend_from_slice(key);
+        set_first.push(u32::try_from(set_states.len()).expect("bounded by the limit"));
+        chain.push(newest);
+        by_hash.insert(hash, id);
+        Some(id)
     };
 
-    let mut ids: HashMap<Vec<u32>, u32> = HashMap::default();
-    let mut sets: Vec<Vec<u32>> = Vec::new();
-    let mut key = Vec::new();
-    key_of(&[nfa.start], &mut closure, &mut key);
-    ids.insert(key.clone(), 0);
-    sets.push(key.clone());
+    key_of(&[nfa.start], closure, closed, key);
+    intern(key, set_states, set_first)?;
 
-    let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); alphabet.labels.len()];
-    let mut touched: Vec<usize> = Vec::new();
-    let mut trans: Vec<Vec<(u32, u32)>> = Vec::new();
-    // The last bucket resolved and its target: neighbouring byte intervals crossed by the
-    // same edges have equal buckets, and their closure is computed once.
-    let mut last: (Vec<u32>, u32) = (Vec::new(), 0);
+    let mut dfa = Dfa {
+        first: vec![0],
+        edges: Vec::new(),
+        accepting: Vec::new(),
+        labels: Vec::new(),
+    };
     let mut next = 0;
-    while next < sets.len() {
-        for &s in &sets[next] {
-            for &(label, t) in &nfa.edges[s as usize] {
+    while next + 1 < set_first.len() {
+        let members = set_first[next] as usize..set_first[next + 1] as usize;
+        for &s in &set_states[members] {
+            for &(label, t) in nfa.out(s) {
                 match label {
                     Label::Bytes { lo, hi } => {
                         let from = alphabet.class_of[usize::from(lo)] as usize;
@@ -159,64 +291,58 @@ pub(crate) fn determinize(nfa: &Nfa, limit: usize) -> Option<Dfa> {
             }
         }
         touched.sort_unstable();
-        let mut out = Vec::with_capacity(touched.len());
-        last.0.clear();
-        for &sym in &touched {
-            let id = if !last.0.is_empty() && buckets[sym] == last.0 {
-                last.1
+        // The last bucket resolved and its target: neighbouring byte intervals crossed by the
+        // same edges have equal buckets, and their closure is computed once.
+        last.clear();
+        let mut last_id = 0;
+        for &sym in touched.iter() {
+            let id = if !last.is_empty() && buckets[sym] == *last {
+                last_id
             } else {
-                key_of(&buckets[sym], &mut closure, &mut key);
-                let id = match ids.get(key.as_slice()) {
-                    Some(&id) => id,
-                    None => {
-                        if sets.len() >= limit {
-                            return None;
-                        }
-                        let id = u32::try_from(sets.len()).expect("bounded by the limit");
-                        ids.insert(key.clone(), id);
-                        sets.push(key.clone());
-                        id
-                    }
-                };
-                last.0.clone_from(&buckets[sym]);
-                last.1 = id;
+                key_of(&buckets[sym], closure, closed, key);
+                let id = intern(key, set_states, set_first)?;
+                last.clone_from(&buckets[sym]);
+                last_id = id;
                 id
             };
             buckets[sym].clear();
-            out.push((u32::try_from(sym).expect("small alphabet"), id));
+            dfa.edges
+                .push((u32::try_from(sym).expect("small alphabet"), id));
         }
         touched.clear();
-        trans.push(out);
+        dfa.end_state();
         next += 1;
     }
-    let accepting = sets
-        .iter()
-        .map(|set| set.binary_search(&nfa.accept).is_ok())
+    dfa.accepting = (0..set_first.len() - 1)
+        .map(|i| {
+            set_states[set_first[i] as usize..set_first[i + 1] as usize]
+                .binary_search(&nfa.accept)
+                .is_ok()
+        })
         .collect();
-    Some(Dfa {
-        trans,
-        accepting,
-        labels: alphabet.labels,
-    })
+    dfa.labels = alphabet.labels;
+    Some(dfa)
 }
 
 /// The minimal DFA of `dfa`'s language (Hopcroft), started at state `0`.
 pub(crate) fn minimize(dfa: &Dfa) -> Dfa {
-    let n = dfa.trans.len();
+    with_scratch(|scratch| minimize_with(dfa, &mut scratch.by_symbol, &mut scratch.symbols))
+}
+
+fn minimize_with(dfa: &Dfa, by_symbol: &mut Vec<Vec<u32>>, symbols: &mut Vec<u32>) -> Dfa {
+    let n = dfa.len();
     // Incoming edges, grouped by target: (symbol, source), `incoming[first[t]..first[t + 1]]`.
     let mut first = vec![0usize; n + 1];
-    for out in &dfa.trans {
-        for &(_, t) in out {
-            first[t as usize + 1] += 1;
-        }
+    for &(_, t) in &dfa.edges {
+        first[t as usize + 1] += 1;
     }
     for t in 0..n {
         first[t + 1] += first[t];
     }
     let mut fill = first.clone();
     let mut incoming = vec![(0u32, 0u32); first[n]];
-    for (s, out) in dfa.trans.iter().enumerate() {
-        for &(sym, t) in out {
+    for s in 0..n {
+        for &(sym, t) in dfa.out(s) {
             incoming[fill[t as usize]] = (sym, u32::try_from(s).expect("bounded"));
             fill[t as usize] += 1;
         }
@@ -227,14 +353,14 @@ pub(crate) fn minimize(dfa: &Dfa) -> Dfa {
     let mut work: Vec<u32> = (0..partition.block_count())
         .map(|b| u32::try_from(b).expect("bounded"))
         .collect();
-    // The splitter's preimage, bucketed by symbol: `by_symbol[sym]` holds the sources of
-    // `sym`-edges into it, `symbols` the buckets in use. Marking is idempotent, so a source
-    // listed twice costs nothing more.
-    let mut by_symbol: Vec<Vec<u32>> = vec![Vec::new(); dfa.labels.len()];
-    let mut symbols: Vec<u32> = Vec::new();
+    if by_symbol.len() < dfa.labels.len() {
+        by_symbol.resize_with(dfa.labels.len(), Vec::new);
+    }
     let mut splits: Vec<(u32, u32)> = Vec::new();
     while let Some(splitter) = work.pop() {
         in_work[splitter as usize] = false;
+        // The splitter's preimage, bucketed by symbol. Marking is idempotent, so a source
+        // listed twice costs nothing more.
         for &t in partition.members(splitter) {
             for &(sym, s) in &incoming[first[t as usize]..first[t as usize + 1]] {
                 let bucket = &mut by_symbol[sym as usize];
@@ -245,7 +371,7 @@ pub(crate) fn minimize(dfa: &Dfa) -> Dfa {
             }
         }
         symbols.sort_unstable();
-        for &sym in &symbols {
+        for &sym in symbols.iter() {
             for &s in &by_symbol[sym as usize] {
                 partition.mark(s);
             }
@@ -280,23 +406,24 @@ pub(crate) fn minimize(dfa: &Dfa) -> Dfa {
     for (i, &b) in order.iter().enumerate() {
         new_id[b] = u32::try_from(i).expect("bounded");
     }
-    let mut trans = Vec::with_capacity(blocks);
-    let mut accepting = Vec::with_capacity(blocks);
+    let mut min = Dfa {
+        first: Vec::with_capacity(blocks + 1),
+        edges: Vec::new(),
+        accepting: Vec::with_capacity(blocks),
+        labels: dfa.labels.clone(),
+    };
+    min.first.push(0);
     for &b in &order {
         let rep = partition.members(u32::try_from(b).expect("bounded"))[0] as usize;
-        trans.push(
-            dfa.trans[rep]
+        min.edges.extend(
+            dfa.out(rep)
                 .iter()
-                .map(|&(sym, t)| (sym, new_id[partition.block_of[t as usize] as usize]))
-                .collect(),
+                .map(|&(sym, t)| (sym, new_id[partition.block_of[t as usize] as usize])),
         );
-        accepting.push(dfa.accepting[rep]);
+        min.end_state();
+        min.accepting.push(dfa.accepting[rep]);
     }
-    Dfa {
-        trans,
-        accepting,
-        labels: dfa.labels.clone(),
-    }
+    min
 }
 
 /// A partition of states `0..n` into blocks stored as contiguous runs of one permutation, so

@@ -18,11 +18,14 @@ use crate::error::BuildError;
 use crate::fragment::{Fragments, Sightings};
 use crate::fsm::{Fsm, Label};
 
-/// An NFA with epsilon edges; states are indices.
+/// An NFA with epsilon edges; states are indices. Stored flat: state `s`'s edges are
+/// `edges[first[s]..first[s + 1]]`, in the order the construction added them.
 #[derive(Clone, Debug)]
 pub(crate) struct Nfa {
-    /// `edges[s]` lists `(label, target)` pairs out of `s`.
-    pub(crate) edges: Vec<Vec<(Label, u32)>>,
+    first: Vec<u32>,
+    edges: Vec<(Label, u32)>,
+    /// Per state, whether it has an edge that consumes input (a byte or a rule).
+    consumes: Vec<bool>,
     pub(crate) start: u32,
     pub(crate) accept: u32,
     /// The number of states the construction would have made without fragments: what limits
@@ -31,13 +34,54 @@ pub(crate) struct Nfa {
 }
 
 impl Nfa {
+    /// The number of states.
+    pub(crate) fn len(&self) -> usize {
+        self.first.len() - 1
+    }
+
+    /// The number of edges.
+    pub(crate) fn edge_count(&self) -> usize {
+        self.edges.len()
+    }
+
+    /// The edges out of state `s`.
+    pub(crate) fn out(&self, s: u32) -> &[(Label, u32)] {
+        let s = s as usize;
+        &self.edges[self.first[s] as usize..self.first[s + 1] as usize]
+    }
+
+    /// Every edge, state by state.
+    pub(crate) fn all_edges(&self) -> &[(Label, u32)] {
+        &self.edges
+    }
+
+    /// Whether state `s` has an edge that consumes input.
+    pub(crate) fn has_input_edge(&self, s: u32) -> bool {
+        self.consumes[s as usize]
+    }
+}
+
+/// An NFA under construction: states are counted and edges listed as they come, to be
+/// grouped by source once, in [`NfaBuilder::finish`].
+#[derive(Default)]
+struct NfaBuilder {
+    states: u32,
+    /// `(from, label, to)`, in the order added.
+    edges: Vec<(u32, Label, u32)>,
+}
+
+impl NfaBuilder {
     fn add_state(&mut self) -> u32 {
-        self.edges.push(Vec::new());
-        u32::try_from(self.edges.len() - 1).expect("NFA size is bounded by the state limit")
+        self.states += 1;
+        self.states - 1
+    }
+
+    fn len(&self) -> usize {
+        self.states as usize
     }
 
     fn add_edge(&mut self, from: u32, label: Label, to: u32) {
-        self.edges[from as usize].push((label, to));
+        self.edges.push((from, label, to));
     }
 
     fn epsilon(&mut self, from: u32, to: u32) {
@@ -47,12 +91,12 @@ impl Nfa {
     /// Copies `fsm` in; returns its entry (the copy of its start) and a new exit state that
     /// every accepting state reaches by an epsilon edge.
     fn splice(&mut self, fsm: &Fsm) -> (u32, u32) {
-        let offset = u32::try_from(self.len()).expect("NFA size is bounded by the state limit");
+        let offset = self.states;
         for state in fsm.states() {
             let from = self.add_state();
-            self.edges[from as usize].extend(fsm.edges(state).iter().map(|edge| {
+            self.edges.extend(fsm.edges(state).iter().map(|edge| {
                 let to = u32::try_from(edge.target.index()).expect("a small fragment");
-                (edge.label, offset + to)
+                (from, edge.label, offset + to)
             }));
         }
         let exit = self.add_state();
@@ -65,14 +109,34 @@ impl Nfa {
         (offset, exit)
     }
 
-    /// The number of states.
-    pub(crate) fn len(&self) -> usize {
-        self.edges.len()
-    }
-
-    /// The number of edges.
-    pub(crate) fn edge_count(&self) -> usize {
-        self.edges.iter().map(Vec::len).sum()
+    /// The NFA, its edges grouped by source (a stable counting sort, so each state keeps its
+    /// edges in the order they were added).
+    fn finish(self, start: u32, accept: u32, thompson_len: usize) -> Nfa {
+        let n = self.len();
+        let mut first = vec![0u32; n + 1];
+        let mut consumes = vec![false; n];
+        for &(from, label, _) in &self.edges {
+            first[from as usize + 1] += 1;
+            consumes[from as usize] |= label != Label::Epsilon;
+        }
+        for s in 0..n {
+            first[s + 1] += first[s];
+        }
+        let mut fill = first.clone();
+        let mut edges = vec![(Label::Epsilon, 0u32); self.edges.len()];
+        for (from, label, to) in self.edges {
+            let at = &mut fill[from as usize];
+            edges[*at as usize] = (label, to);
+            *at += 1;
+        }
+        Nfa {
+            first,
+            edges,
+            consumes,
+            start,
+            accept,
+            thompson_len,
+        }
     }
 }
 
@@ -95,12 +159,7 @@ pub(crate) fn thompson(
     rule: &str,
     fragments: Option<&Fragments>,
 ) -> Result<Nfa, BuildError> {
-    let mut nfa = Nfa {
-        edges: Vec::new(),
-        start: 0,
-        accept: 0,
-        thompson_len: 0,
-    };
+    let mut nfa = NfaBuilder::default();
     // States the plain construction would have made beyond those spliced in.
     let mut saved = 0usize;
     let mut sightings = Sightings::default();
@@ -207,13 +266,12 @@ pub(crate) fn thompson(
     }
     let (start, accept) = frags.pop().expect("the body's fragment");
     debug_assert!(frags.is_empty());
-    nfa.start = start;
-    nfa.accept = accept;
-    nfa.thompson_len = nfa.len() + saved;
-    Ok(nfa)
+    let thompson_len = nfa.len() + saved;
+    Ok(nfa.finish(start, accept, thompson_len))
 }
 
-/// Scratch space for epsilon closures over one NFA.
+/// Scratch space for epsilon closures over one NFA at a time.
+#[derive(Default)]
 pub(crate) struct Closure {
     stamp: Vec<u32>,
     generation: u32,
@@ -222,10 +280,16 @@ pub(crate) struct Closure {
 
 impl Closure {
     pub(crate) fn new(states: usize) -> Closure {
-        Closure {
-            stamp: vec![0; states],
-            generation: 0,
-            stack: Vec::new(),
+        let mut closure = Closure::default();
+        closure.reset(states);
+        closure
+    }
+
+    /// Makes room for an NFA of `states` states. Stamps of an earlier NFA may stay: a stamp
+    /// only counts when it equals the current generation, which the next closure moves past.
+    pub(crate) fn reset(&mut self, states: usize) {
+        if self.stamp.len() < states {
+            self.stamp.resize(states, 0);
         }
     }
 
@@ -251,7 +315,7 @@ impl Closure {
         }
         while let Some(s) = self.stack.pop() {
             out.push(s);
-            for &(label, t) in &nfa.edges[s as usize] {
+            for &(label, t) in nfa.out(s) {
                 if label == Label::Epsilon && self.stamp[t as usize] != self.generation {
                     self.stamp[t as usize] = self.generation;
                     self.stack.push(t);
@@ -271,7 +335,7 @@ pub(crate) fn accepts_empty(nfa: &Nfa, nullable_rule: impl Fn(sieve_ir::RuleId) 
         if s == nfa.accept {
             return true;
         }
-        for &(label, t) in &nfa.edges[s as usize] {
+        for &(label, t) in nfa.out(s) {
             let free = match label {
                 Label::Epsilon => true,
                 Label::Rule(r) => nullable_rule(r),
@@ -298,12 +362,10 @@ pub(crate) fn remove_epsilons(
     let mut index = vec![u32::MAX; nfa.len()];
     let mut kept = vec![nfa.start];
     index[nfa.start as usize] = 0;
-    for edges in &nfa.edges {
-        for &(label, t) in edges {
-            if label != Label::Epsilon && index[t as usize] == u32::MAX {
-                index[t as usize] = u32::try_from(kept.len()).expect("bounded by the NFA");
-                kept.push(t);
-            }
+    for &(label, t) in nfa.all_edges() {
+        if label != Label::Epsilon && index[t as usize] == u32::MAX {
+            index[t as usize] = u32::try_from(kept.len()).expect("bounded by the NFA");
+            kept.push(t);
         }
     }
     let mut closure = Closure::new(nfa.len());
@@ -316,7 +378,7 @@ pub(crate) fn remove_epsilons(
         accepting.push(members.contains(&nfa.accept));
         let mut out = Vec::new();
         for &m in &members {
-            for &(label, t) in &nfa.edges[m as usize] {
+            for &(label, t) in nfa.out(m) {
                 if label != Label::Epsilon {
                     out.push((label, index[t as usize]));
                 }

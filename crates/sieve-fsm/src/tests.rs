@@ -243,3 +243,29 @@ fn a_large_alternation_met_again_is_spliced_in_smaller_and_counted_at_its_plain_
     assert_eq!(plain.thompson_len, plain.len());
     assert_eq!(built(&body), stages(&body)[0]);
 }
+
+/// The subset construction keeps its working memory per thread between calls: one that stops
+/// at its state limit must leave nothing behind for the next, on any NFA.
+#[test]
+fn a_construction_stopped_at_its_limit_leaves_nothing_behind() {
+    let ab = || Expr::class(ByteClass::range(b'a', b'b')).unwrap();
+    let exploding = |n: usize| {
+        let mut items = vec![Expr::star(ab()), Expr::bytes(b"a".to_vec())];
+        items.extend((0..n).map(|_| ab()));
+        Expr::seq(items)
+    };
+    let big = thompson(&exploding(5), "root", None).unwrap();
+    assert!(determinize(&big, 8).is_none());
+    for body in [exploding(5), exploding(3), Expr::bytes(b"ab".to_vec())] {
+        let nfa = thompson(&body, "root", None).unwrap();
+        let fresh = std::thread::spawn({
+            let nfa = nfa.clone();
+            move || canonicalize_dfa(&minimize(&determinize(&nfa, usize::MAX).unwrap()))
+        })
+        .join()
+        .unwrap();
+        let here = canonicalize_dfa(&minimize(&determinize(&nfa, usize::MAX).unwrap()));
+        assert_eq!(here, fresh);
+        assert!(determinize(&big, 8).is_none());
+    }
+}
