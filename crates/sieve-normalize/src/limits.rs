@@ -369,11 +369,14 @@ fn non_empty(expr: &Expr) -> Option<Expr> {
 /// regions' rules.
 pub(crate) fn splice(grammar: Grammar, regions: Vec<Region>) -> Result<Grammar, NormalizeError> {
     let (mut rules, root) = grammar.into_rewrite();
-    let mut taken: foldhash::HashSet<String> = rules.iter().map(|(n, _)| n.clone()).collect();
     let mut rule_of: Vec<Option<RuleId>> = vec![None; regions.len()];
     let mut added: Vec<(usize, RuleId)> = Vec::new();
     let first_new = rules.len();
-    for (_, body_slot) in rules.iter_mut().take(first_new) {
+    for (_, body_slot) in rules.iter_mut() {
+        // Only the bodies holding a placeholder are rebuilt; the others move on as they are.
+        if !holds_placeholder(body_slot) {
+            continue;
+        }
         let body = std::mem::replace(body_slot, Expr::empty());
         let mut fresh = |index: usize| -> RuleId {
             *rule_of[index].get_or_insert_with(|| {
@@ -384,18 +387,21 @@ pub(crate) fn splice(grammar: Grammar, regions: Vec<Region>) -> Result<Grammar, 
         };
         *body_slot = replace_placeholders(&body, &mut fresh);
     }
-    let mut names = sieve_ir::FreshNames::default();
-    for &(index, _) in &added {
-        // The limited rule keeps the user's name (errors and printed grammars name it so);
-        // a rule still holding that name, the placeholder's caller, takes a fresh one.
-        let region = &regions[index];
-        if let Some(old) = rules.iter_mut().find(|(n, _)| *n == region.name) {
-            let fresh = names.next(&region.name, |n| taken.contains(n));
-            taken.insert(fresh.clone());
-            old.0 = fresh;
+    if !added.is_empty() {
+        let mut taken: foldhash::HashSet<String> = rules.iter().map(|(n, _)| n.clone()).collect();
+        let mut names = sieve_ir::FreshNames::default();
+        for &(index, _) in &added {
+            // The limited rule keeps the user's name (errors and printed grammars name it so);
+            // a rule still holding that name, the placeholder's caller, takes a fresh one.
+            let region = &regions[index];
+            if let Some(old) = rules.iter_mut().find(|(n, _)| *n == region.name) {
+                let fresh = names.next(&region.name, |n| taken.contains(n));
+                taken.insert(fresh.clone());
+                old.0 = fresh;
+            }
+            taken.insert(region.name.clone());
+            rules.push((region.name.clone(), region.body.clone()));
         }
-        taken.insert(region.name.clone());
-        rules.push((region.name.clone(), region.body.clone()));
     }
     let mut grammar = Grammar::from_rewrite(rules, root).map_err(NormalizeError::from_ir)?;
     for (index, id) in added {
@@ -424,7 +430,9 @@ pub(crate) fn refers_to_region(expr: &Expr) -> bool {
 /// Whether `expr` holds a region's placeholder.
 fn holds_placeholder(expr: &Expr) -> bool {
     match expr.kind() {
-        ExprKind::Bytes(bytes) => (0..bytes.len()).any(|i| placeholder_at(&bytes[i..]).is_some()),
+        ExprKind::Bytes(bytes) => {
+            bytes.contains(&0xFF) && (0..bytes.len()).any(|i| placeholder_at(&bytes[i..]).is_some())
+        }
         _ => expr.children().iter().any(holds_placeholder),
     }
 }

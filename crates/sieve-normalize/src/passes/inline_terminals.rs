@@ -48,6 +48,7 @@ pub fn inline_terminals(grammar: Grammar, config: &Config) -> Result<Grammar, No
             if is_counted_rule(body) {
                 continue;
             }
+            let mut body_size = body.size();
             if refers_to(body, &inlinable) {
                 let inlined = body
                     .map_refs(&mut |r| {
@@ -60,15 +61,17 @@ pub fn inline_terminals(grammar: Grammar, config: &Config) -> Result<Grammar, No
                     .ok_or_else(|| {
                         NormalizeError::internal("inlining removed every alternative")
                     })?;
-                let grown = size - body.size() + inlined.size();
+                let inlined_size = inlined.size();
+                let grown = size - body_size + inlined_size;
                 if grown <= budget.max(size) {
                     size = grown;
+                    body_size = inlined_size;
                     draft.bodies[id] = Some(inlined);
                 }
             }
             let body = draft.bodies[id].as_ref().expect("set above");
             inlinable[id] = id != root
-                && body.size() <= MAX_INLINED_SIZE
+                && body_size <= MAX_INLINED_SIZE
                 && !refers_to_any_rule(body)
                 && !crate::limits::refers_to_region(body);
         }
