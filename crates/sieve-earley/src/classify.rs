@@ -1057,7 +1057,7 @@ impl Walker<'_> {
         if text.end == ChainEnd::Open {
             let boundary = text.rows[last][Utf8State::Boundary as usize];
             let mut odd_at = odd.iter().peekable();
-            for &deep in &self.trie.text_depths(region).deep {
+            for &deep in self.trie.text_deep(region) {
                 let at = deep as usize;
                 while odd_at.next_if(|&&(_, to)| to <= at).is_some() {}
                 if odd_at.peek().is_some_and(|&&(from, _)| from <= at) {
@@ -1107,7 +1107,7 @@ impl Walker<'_> {
             self.walk_nodes(dfa, exit as usize, node.end as usize);
         }
         if chain.end == ChainEnd::Open {
-            for &deep in &self.trie.region_depths(region).deep {
+            for &deep in self.trie.region_deep(region) {
                 let node = self.trie.nodes()[deep as usize];
                 self.fast[node.depth as usize - 1] = chain.rows[last];
                 self.walk_nodes(dfa, deep as usize, node.end as usize);

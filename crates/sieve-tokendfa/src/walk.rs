@@ -114,7 +114,7 @@ pub(crate) fn walk_text(
     if shape.end == TextEnd::Open {
         let last = shape.rows.len() - 1;
         let boundary = shape.rows[last][sieve_vocab::Utf8State::Boundary as usize];
-        for &deep in &trie.text_depths(&region).deep {
+        for &deep in trie.text_deep(&region) {
             let at = deep as usize;
             subtree(
                 dfa,
@@ -155,7 +155,7 @@ pub(crate) fn walk_chain(
     }
     if chain.end == TextEnd::Open {
         let last = *chain.rows.last().expect("a chain has its start");
-        for &deep in &trie.region_depths(&region).deep {
+        for &deep in trie.region_deep(&region) {
             let at = deep as usize;
             subtree(dfa, trie, at, nodes[at].end as usize, last, stack, visit);
         }

@@ -101,9 +101,11 @@ pub struct ClassRegion {
     pub exits: Vec<u32>,
     class: [u64; 4],
     depths: std::sync::OnceLock<RegionDepths>,
-    /// `shallow[d]`: the inside tokens of at most `d` bytes, for `d` below [`CHAIN_DEPTH`]
-    /// when the whole [`RegionDepths`] has not been computed.
-    shallow: [std::sync::OnceLock<Vec<u32>>; CHAIN_DEPTH],
+    /// `shallow[d]`: the inside tokens of at most `d` bytes, for `d` up to [`CHAIN_DEPTH`],
+    /// each computed on its own when the whole [`RegionDepths`] has not been.
+    shallow: [std::sync::OnceLock<Vec<u32>>; CHAIN_DEPTH + 1],
+    /// [`RegionDepths::deep`], when the whole [`RegionDepths`] has not been computed.
+    deep: std::sync::OnceLock<Vec<u32>>,
 }
 
 /// How many leading bytes of the class [`RegionDepths`] tells apart.
@@ -274,6 +276,7 @@ impl TokenTrie {
             class: *class,
             depths: std::sync::OnceLock::new(),
             shallow: std::array::from_fn(|_| std::sync::OnceLock::new()),
+            deep: std::sync::OnceLock::new(),
         }
     }
 
@@ -302,20 +305,53 @@ impl TokenTrie {
     }
 
     /// The inside tokens of `region` of at most `depth` bytes ([`RegionDepths::upto`]
-    /// `[depth]`, `depth` ≤ [`CHAIN_DEPTH`]). Below `CHAIN_DEPTH`, unless the whole
-    /// [`RegionDepths`] is already there, only the nodes up to that depth are walked.
+    /// `[depth]`, `depth` ≤ [`CHAIN_DEPTH`]). Unless the whole [`RegionDepths`] is already
+    /// there, only the nodes up to that depth are walked, and only that depth's set is made
+    /// (at [`CHAIN_DEPTH`], with [`TokenTrie::region_deep`] in the same walk): a walk that
+    /// needs one cut does not pay for seventeen.
     pub fn region_upto<'r>(&self, region: &'r ClassRegion, depth: usize) -> &'r [u32] {
         if let Some(depths) = region.depths.get() {
             return &depths.upto[depth];
         }
-        if depth >= CHAIN_DEPTH {
-            return &self.region_depths(region).upto[CHAIN_DEPTH];
+        let depth = depth.min(CHAIN_DEPTH);
+        if depth == CHAIN_DEPTH {
+            self.region_open_cut(region);
         }
         region.shallow[depth].get_or_init(|| {
             self.node_tokens(|visit| {
                 self.walk_class_prefixes(&region.class, depth, |n, _| visit(n), |_| {});
             })
         })
+    }
+
+    /// [`RegionDepths::deep`] of `region`: the inside nodes of depth `CHAIN_DEPTH + 1`, found
+    /// (with the cut at [`CHAIN_DEPTH`]) by one walk, unless the whole [`RegionDepths`] is
+    /// already there.
+    pub fn region_deep<'r>(&self, region: &'r ClassRegion) -> &'r [u32] {
+        if let Some(depths) = region.depths.get() {
+            return &depths.deep;
+        }
+        self.region_open_cut(region);
+        region.deep.get().expect("set by the open cut")
+    }
+
+    /// Sets `region`'s cut at [`CHAIN_DEPTH`] and its deep nodes, by one walk, if not set.
+    fn region_open_cut(&self, region: &ClassRegion) {
+        if region.deep.get().is_some() {
+            return;
+        }
+        let mut deep = Vec::new();
+        let upto = self.node_tokens(|visit| {
+            self.walk_class_prefixes(
+                &region.class,
+                CHAIN_DEPTH,
+                |n, _| visit(n),
+                |n| deep.push(n as u32),
+            );
+        });
+        // Another thread may have set either first; both computed the same sets.
+        let _ = region.shallow[CHAIN_DEPTH].set(upto);
+        let _ = region.deep.set(deep);
     }
 
     /// The tokens (`ceil(n_vocab / 32)` words, as [`ClassRegion::inside`]) spelled by the

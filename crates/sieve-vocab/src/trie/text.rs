@@ -128,9 +128,11 @@ pub struct TextRegion {
     pub exits: Vec<TextExit>,
     class: [u64; 4],
     depths: std::sync::OnceLock<TextDepths>,
-    /// `shallow[c]`: the inside tokens that start at most `c` characters, for `c` below
-    /// [`CHAIN_DEPTH`] when the whole [`TextDepths`] has not been computed.
-    shallow: [std::sync::OnceLock<Vec<u32>>; CHAIN_DEPTH],
+    /// `shallow[c]`: the inside tokens that start at most `c` characters, for `c` up to
+    /// [`CHAIN_DEPTH`], each computed on its own when the whole [`TextDepths`] has not been.
+    shallow: [std::sync::OnceLock<Vec<u32>>; CHAIN_DEPTH + 1],
+    /// [`TextDepths::deep`], when the whole [`TextDepths`] has not been computed.
+    deep: std::sync::OnceLock<Vec<u32>>,
 }
 
 /// Where a token breaks a [`TextRegion`]'s text.
@@ -298,6 +300,7 @@ impl TokenTrie {
             class: *ascii,
             depths: std::sync::OnceLock::new(),
             shallow: std::array::from_fn(|_| std::sync::OnceLock::new()),
+            deep: std::sync::OnceLock::new(),
         }
     }
 
@@ -327,22 +330,56 @@ impl TokenTrie {
     }
 
     /// The inside tokens of `region` that start at most `chars` characters
-    /// ([`TextDepths::upto`]`[chars]`, `chars` ≤ [`CHAIN_DEPTH`]). Below `CHAIN_DEPTH`, unless
-    /// the whole [`TextDepths`] is already there, only the nodes of the first `chars`
-    /// characters are walked: a string of at most one character costs the trie's first
-    /// characters, not the whole trie.
+    /// ([`TextDepths::upto`]`[chars]`, `chars` ≤ [`CHAIN_DEPTH`]). Unless the whole
+    /// [`TextDepths`] is already there, only the nodes of the first `chars` characters are
+    /// walked, and only that count's set is made (at [`CHAIN_DEPTH`], with
+    /// [`TokenTrie::text_deep`] in the same walk): a string of at most one character costs
+    /// the trie's first characters, not the whole trie, and an open-ended walk one cut, not
+    /// seventeen.
     pub fn text_upto<'r>(&self, region: &'r TextRegion, chars: usize) -> &'r [u32] {
         if let Some(depths) = region.depths.get() {
             return &depths.upto[chars];
         }
-        if chars >= CHAIN_DEPTH {
-            return &self.text_depths(region).upto[CHAIN_DEPTH];
+        let chars = chars.min(CHAIN_DEPTH);
+        if chars == CHAIN_DEPTH {
+            self.text_open_cut(region);
         }
         region.shallow[chars].get_or_init(|| {
             self.node_tokens(|visit| {
                 self.walk_text_prefixes(&region.class, chars, |n, _| visit(n), |_| {});
             })
         })
+    }
+
+    /// [`TextDepths::deep`] of `region`: the inside nodes whose byte starts character
+    /// `CHAIN_DEPTH + 1`, found (with the cut at [`CHAIN_DEPTH`] characters) by one walk,
+    /// unless the whole [`TextDepths`] is already there.
+    pub fn text_deep<'r>(&self, region: &'r TextRegion) -> &'r [u32] {
+        if let Some(depths) = region.depths.get() {
+            return &depths.deep;
+        }
+        self.text_open_cut(region);
+        region.deep.get().expect("set by the open cut")
+    }
+
+    /// Sets `region`'s cut at [`CHAIN_DEPTH`] characters and its deep nodes, by one walk, if
+    /// not set.
+    fn text_open_cut(&self, region: &TextRegion) {
+        if region.deep.get().is_some() {
+            return;
+        }
+        let mut deep = Vec::new();
+        let upto = self.node_tokens(|visit| {
+            self.walk_text_prefixes(
+                &region.class,
+                CHAIN_DEPTH,
+                |n, _| visit(n),
+                |n| deep.push(n as u32),
+            );
+        });
+        // Another thread may have set either first; both computed the same sets.
+        let _ = region.shallow[CHAIN_DEPTH].set(upto);
+        let _ = region.deep.set(deep);
     }
 
     /// Visits in pre-order the nodes whose prefix is well-formed text of class `ascii` and
@@ -450,6 +487,7 @@ mod tests {
     /// The inside tokens that start at most `c` characters equal their definition for every
     /// `c`, whether they come from the shallow walk (nothing deeper computed yet) or from the
     /// whole [`super::TextDepths`]; and the class regions' `region_upto` likewise by length.
+    /// The deep nodes are the same either way.
     #[test]
     fn inside_tokens_by_count_equal_their_definition() {
         let mut letters = [0u64; 4];
@@ -504,6 +542,18 @@ mod tests {
                         "bytes, {c} bytes, shallow first: {shallow_first}"
                     );
                 }
+                // The deep nodes found with the cut at `CHAIN_DEPTH` (shallow first) are
+                // those of the whole cut by length.
+                assert_eq!(
+                    trie.text_deep(&text),
+                    trie.text_depths(&text).deep.as_slice(),
+                    "text deep nodes, shallow first: {shallow_first}"
+                );
+                assert_eq!(
+                    trie.region_deep(&class),
+                    trie.region_depths(&class).deep.as_slice(),
+                    "byte deep nodes, shallow first: {shallow_first}"
+                );
             }
         }
     }
