@@ -154,6 +154,37 @@ impl Grammar {
     /// through [`GrammarBuilder`], which always does.
     pub fn from_rewrite(rules: Vec<(String, Expr)>, root: RuleId) -> Result<Grammar, IrError> {
         let count = rules.len();
+        let mut dangling = None;
+        for (name, body) in &rules {
+            body.for_each_ref(&mut |r| {
+                if r.index() >= count {
+                    dangling.get_or_insert_with(|| name.clone());
+                }
+            });
+        }
+        if let Some(name) = dangling {
+            return Err(IrError::Invalid(format!(
+                "rule `{name}` refers to a rule that does not exist"
+            )));
+        }
+        Grammar::from_checked_rewrite(rules, root)
+    }
+
+    /// [`Grammar::from_rewrite`] for a caller that has just seen every reference of `rules`
+    /// name one of them (a pass whose reachability walk over the rewrite checks each one), so
+    /// the references are not walked again: only the root is checked. Debug builds run the
+    /// whole verifier.
+    pub fn from_checked_rewrite(
+        rules: Vec<(String, Expr)>,
+        root: RuleId,
+    ) -> Result<Grammar, IrError> {
+        let count = rules.len();
+        if root.index() >= count {
+            return Err(IrError::Invalid(format!(
+                "the root is rule {} of {count}",
+                root.index()
+            )));
+        }
         let grammar = Grammar {
             rules: rules
                 .into_iter()
@@ -166,25 +197,6 @@ impl Grammar {
                 .collect(),
             root,
         };
-        let mut dangling = None;
-        for rule in &grammar.rules {
-            rule.body.for_each_ref(&mut |r| {
-                if r.index() >= count {
-                    dangling.get_or_insert_with(|| rule.name.clone());
-                }
-            });
-        }
-        if root.index() >= count {
-            return Err(IrError::Invalid(format!(
-                "the root is rule {} of {count}",
-                root.index()
-            )));
-        }
-        if let Some(name) = dangling {
-            return Err(IrError::Invalid(format!(
-                "rule `{name}` refers to a rule that does not exist"
-            )));
-        }
         if cfg!(debug_assertions) {
             crate::verify::verify(&grammar)
                 .map_err(|problems| IrError::Invalid(problems.join("; ")))?;
@@ -498,6 +510,11 @@ mod tests {
         );
         assert!(matches!(dangling, Err(IrError::Invalid(m)) if m.contains("`root`")));
         let no_root = Grammar::from_rewrite(
+            vec![("r".into(), Expr::bytes("a"))],
+            RuleId::new(1).unwrap(),
+        );
+        assert!(no_root.is_err());
+        let no_root = Grammar::from_checked_rewrite(
             vec![("r".into(), Expr::bytes("a"))],
             RuleId::new(1).unwrap(),
         );

@@ -72,19 +72,30 @@ impl Draft {
             ..
         } = self;
         let count = names.len();
+        if root.index() >= count {
+            return Err(NormalizeError::internal("the root is not a rule"));
+        }
         let mut reachable = vec![false; count];
         let mut stack = vec![root];
         reachable[root.index()] = true;
+        let mut dangling = false;
         while let Some(id) = stack.pop() {
             let body = bodies[id.index()]
                 .as_ref()
                 .ok_or_else(|| NormalizeError::internal("a removed rule is still referenced"))?;
-            body.for_each_ref(&mut |r| {
-                if !reachable[r.index()] {
-                    reachable[r.index()] = true;
+            body.for_each_ref(&mut |r| match reachable.get_mut(r.index()) {
+                Some(seen) if !*seen => {
+                    *seen = true;
                     stack.push(r);
                 }
+                Some(_) => {}
+                None => dangling = true,
             });
+        }
+        if dangling {
+            return Err(NormalizeError::internal(
+                "a rule refers to a rule that does not exist",
+            ));
         }
         let renumbered = reachable.contains(&false);
         let mut new_id = vec![None; count];
@@ -108,7 +119,8 @@ impl Draft {
             rules.push((name, body));
         }
         let root = new_id[root.index()].expect("the root is reachable");
-        Grammar::from_rewrite(rules, root).map_err(NormalizeError::from_ir)
+        // Every reference of a kept body was checked by the walk above.
+        Grammar::from_checked_rewrite(rules, root).map_err(NormalizeError::from_ir)
     }
 }
 
@@ -117,6 +129,29 @@ mod tests {
     use sieve_ir::{Expr, GrammarBuilder};
 
     use super::Draft;
+
+    /// A faulty rewrite that leaves a reference to no rule, or a root past the rules, is an
+    /// error from `finish`, not a panic or a grammar that breaks later.
+    #[test]
+    fn finish_refuses_dangling_references() {
+        let mut builder = GrammarBuilder::new();
+        let root = builder.declare("r").unwrap();
+        let item = builder.declare("s").unwrap();
+        builder.define(root, Expr::rule(item));
+        builder.define(item, Expr::bytes(b"x".to_vec()));
+        let grammar = builder.build(root).unwrap();
+
+        let mut dangling = Draft::from_grammar(grammar.clone());
+        dangling.bodies[1] = Some(Expr::rule(sieve_ir::RuleId::new(7).unwrap()));
+        assert!(dangling.finish().is_err());
+        let mut rootless = Draft::from_grammar(grammar.clone());
+        rootless.root = sieve_ir::RuleId::new(2).unwrap();
+        assert!(rootless.finish().is_err());
+        assert_eq!(
+            Draft::from_grammar(grammar.clone()).finish().unwrap(),
+            grammar
+        );
+    }
 
     /// Fresh names are the smallest free `{base}_{n}`, whatever was taken before and in
     /// whatever order rules are added: the suffix cursor must not change a single name.
