@@ -50,6 +50,34 @@ impl Facts {
         }
     }
 
+    /// Whether rule `id`'s body is its own rewrite: the rule is not nullable, and every rule
+    /// it references derives a non-empty string, not ε, and keeps its id. Then each atom is
+    /// rewritten to itself, and the body is kept as it is instead of rebuilt.
+    fn unchanged(&self, id: RuleId, body: &Expr) -> bool {
+        if self.nullable[id.index()] {
+            return false;
+        }
+        let mut unchanged = true;
+        body.for_each_ref(&mut |r| {
+            let r_index = r.index();
+            unchanged &=
+                self.nonempty[r_index] && !self.nullable[r_index] && self.redirect[r_index] == r;
+        });
+        debug_assert!(
+            !unchanged || {
+                let rebuilt = flat::from_alternatives(
+                    flat::alternatives(body)
+                        .iter()
+                        .map(|atoms| atoms.iter().filter_map(|a| self.rewrite(a)).collect())
+                        .collect(),
+                );
+                rebuilt.as_ref() == Some(body)
+            },
+            "a body the pass keeps is its own rewrite"
+        );
+        unchanged
+    }
+
     /// The atom with the same language over the rewritten rules; `None` when it is only ε.
     fn rewrite(&self, atom: &Expr) -> Option<Expr> {
         let (item, min, max) = split_repeat(atom);
@@ -133,12 +161,17 @@ pub fn eliminate_nullable(grammar: Grammar) -> Result<Grammar, NormalizeError> {
     };
 
     let mut root_nonempty_body = None;
-    for (index, body) in old.iter().enumerate() {
+    for (index, body) in old.into_iter().enumerate() {
         let id = RuleId::new(index).expect("an existing rule");
-        let body = body
-            .as_ref()
-            .expect("every rule has a body before the pass");
-        let alternatives = flat::alternatives(body);
+        let body = body.expect("every rule has a body before the pass");
+        if facts.unchanged(id, &body) {
+            if id == root {
+                root_nonempty_body = Some(body.clone());
+            }
+            draft.bodies[id.index()] = Some(body);
+            continue;
+        }
+        let alternatives = flat::alternatives(&body);
         let new_alternatives: Vec<Vec<Expr>> = if facts.nullable[id.index()] {
             alternatives
                 .iter()
