@@ -11,6 +11,9 @@
 //!   up, returning `None`, past its state limit; it never allocates beyond that limit.
 //! - A [`Dfa`] is partial (a missing transition rejects), has no dead states and starts at
 //!   state `0`; its transitions are sorted by symbol.
+//! - Both keep their working memory in a per-thread scratch between calls (one rule after
+//!   another); nothing in it carries over but capacity, and a call stopped at its limit
+//!   leaves nothing the next one reads.
 //! - [`minimize`] returns the minimal partial DFA of the same language (Hopcroft's partition
 //!   refinement, started from the accepting/non-accepting split with both blocks as
 //!   splitters, which is what makes it correct for partial transition functions).
@@ -157,6 +160,8 @@ impl Scratch {
     fn is_large(&self) -> bool {
         self.set_states.capacity() > KEPT_SCRATCH
             || self.closed.capacity() > KEPT_SCRATCH
+            || self.closure.capacity() > KEPT_SCRATCH
+            || self.by_hash.capacity() > KEPT_SCRATCH
             || self.buckets.iter().any(|b| b.capacity() > KEPT_SCRATCH)
             || self.by_symbol.iter().any(|b| b.capacity() > KEPT_SCRATCH)
     }

@@ -285,6 +285,11 @@ impl Closure {
         closure
     }
 
+    /// The most NFA states this scratch has room for.
+    pub(crate) fn capacity(&self) -> usize {
+        self.stamp.len()
+    }
+
     /// Makes room for an NFA of `states` states. Stamps of an earlier NFA may stay: a stamp
     /// only counts when it equals the current generation, which the next closure moves past.
     pub(crate) fn reset(&mut self, states: usize) {
