@@ -337,21 +337,32 @@ impl TokenTrie {
 
     /// Sets `region`'s cut at [`CHAIN_DEPTH`] and its deep nodes, by one walk, if not set.
     fn region_open_cut(&self, region: &ClassRegion) {
-        if region.deep.get().is_some() {
+        self.open_cut(
+            &region.shallow[CHAIN_DEPTH],
+            &region.deep,
+            |inside, deep| {
+                self.walk_class_prefixes(&region.class, CHAIN_DEPTH, |n, _| inside(n), deep);
+            },
+        );
+    }
+
+    /// Sets a region's cut at [`CHAIN_DEPTH`] (`upto`) and its deep nodes (`deep`) from one
+    /// `walk`, which reports the inside nodes up to the cut to its first visitor and the deep
+    /// nodes to its second; nothing is done when `deep` is set. Another thread may set either
+    /// first: both compute the same sets, and the first kept wins.
+    fn open_cut(
+        &self,
+        upto: &std::sync::OnceLock<Vec<u32>>,
+        deep: &std::sync::OnceLock<Vec<u32>>,
+        walk: impl FnOnce(&mut dyn FnMut(usize), &mut dyn FnMut(usize)),
+    ) {
+        if deep.get().is_some() {
             return;
         }
-        let mut deep = Vec::new();
-        let upto = self.node_tokens(|visit| {
-            self.walk_class_prefixes(
-                &region.class,
-                CHAIN_DEPTH,
-                |n, _| visit(n),
-                |n| deep.push(n as u32),
-            );
-        });
-        // Another thread may have set either first; both computed the same sets.
-        let _ = region.shallow[CHAIN_DEPTH].set(upto);
-        let _ = region.deep.set(deep);
+        let mut found = Vec::new();
+        let bits = self.node_tokens(|visit| walk(visit, &mut |n| found.push(n as u32)));
+        let _ = upto.set(bits);
+        let _ = deep.set(found);
     }
 
     /// The tokens (`ceil(n_vocab / 32)` words, as [`ClassRegion::inside`]) spelled by the

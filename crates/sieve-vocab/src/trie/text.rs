@@ -365,21 +365,13 @@ impl TokenTrie {
     /// Sets `region`'s cut at [`CHAIN_DEPTH`] characters and its deep nodes, by one walk, if
     /// not set.
     fn text_open_cut(&self, region: &TextRegion) {
-        if region.deep.get().is_some() {
-            return;
-        }
-        let mut deep = Vec::new();
-        let upto = self.node_tokens(|visit| {
-            self.walk_text_prefixes(
-                &region.class,
-                CHAIN_DEPTH,
-                |n, _| visit(n),
-                |n| deep.push(n as u32),
-            );
-        });
-        // Another thread may have set either first; both computed the same sets.
-        let _ = region.shallow[CHAIN_DEPTH].set(upto);
-        let _ = region.deep.set(deep);
+        self.open_cut(
+            &region.shallow[CHAIN_DEPTH],
+            &region.deep,
+            |inside, deep| {
+                self.walk_text_prefixes(&region.class, CHAIN_DEPTH, |n, _| inside(n), deep);
+            },
+        );
     }
 
     /// Visits in pre-order the nodes whose prefix is well-formed text of class `ascii` and
