@@ -310,10 +310,10 @@ impl TokenTrie {
     /// (at [`CHAIN_DEPTH`], with [`TokenTrie::region_deep`] in the same walk): a walk that
     /// needs one cut does not pay for seventeen.
     pub fn region_upto<'r>(&self, region: &'r ClassRegion, depth: usize) -> &'r [u32] {
+        let depth = depth.min(CHAIN_DEPTH);
         if let Some(depths) = region.depths.get() {
             return &depths.upto[depth];
         }
-        let depth = depth.min(CHAIN_DEPTH);
         if depth == CHAIN_DEPTH {
             self.region_open_cut(region);
         }
@@ -423,9 +423,9 @@ impl TokenTrie {
 
     /// The text tokens whose first byte is ASCII (`ceil(n_vocab / 32)` words, as
     /// [`ClassRegion::inside`]), computed on first request from the positions, which sort
-    /// them first (no walk over the nodes): a classification whose start rejects every first byte of a multi-byte
-    /// character takes the others out of a text region with one pass over the words, not a
-    /// bit per token (a sixth of o200k's text tokens start with one).
+    /// them first (no walk over the nodes): a classification whose start rejects every first
+    /// byte of a multi-byte character takes the others out of a text region with one pass over
+    /// the words, not a bit per token (a sixth of o200k's text tokens start with one).
     pub fn ascii_first(&self) -> &[u32] {
         self.ascii_first.get_or_init(|| {
             // Positions are sorted by bytes: those starting with an ASCII byte come first.

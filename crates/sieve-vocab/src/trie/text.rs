@@ -337,10 +337,10 @@ impl TokenTrie {
     /// the trie's first characters, not the whole trie, and an open-ended walk one cut, not
     /// seventeen.
     pub fn text_upto<'r>(&self, region: &'r TextRegion, chars: usize) -> &'r [u32] {
+        let chars = chars.min(CHAIN_DEPTH);
         if let Some(depths) = region.depths.get() {
             return &depths.upto[chars];
         }
-        let chars = chars.min(CHAIN_DEPTH);
         if chars == CHAIN_DEPTH {
             self.text_open_cut(region);
         }
