@@ -69,6 +69,44 @@ impl TokenSet {
         TokenSet::Ids(ids)
     }
 
+    /// [`TokenSet::from_bits`] for a mask whose possibly non-zero words are known: bit
+    /// `w % 64` of `touched[w / 64]` is set for every non-zero word `w` of `bits` (and may be
+    /// set for zero ones). Costs a pass over `touched` and the words it marks, not over the
+    /// whole mask: a classification that sets a few bits one by one marks their words as it
+    /// goes, and the set of a small state no longer costs a scan of the vocabulary.
+    pub fn from_touched_bits(bits: Vec<u32>, touched: &[u64]) -> TokenSet {
+        debug_assert!(bits
+            .iter()
+            .enumerate()
+            .all(|(w, &word)| word == 0 || touched[w / 64] & (1 << (w % 64)) != 0));
+        let limit = bits.len();
+        let marked = || {
+            touched.iter().enumerate().flat_map(|(i, &mark)| {
+                std::iter::successors((mark != 0).then_some(mark), |&rest| {
+                    let rest = rest & (rest - 1);
+                    (rest != 0).then_some(rest)
+                })
+                .map(move |rest| i * 64 + rest.trailing_zeros() as usize)
+            })
+        };
+        let mut count = 0;
+        for w in marked() {
+            count += bits[w].count_ones() as usize;
+            if count >= limit {
+                return TokenSet::Bits(bits);
+            }
+        }
+        let mut ids = Vec::with_capacity(count);
+        for w in marked() {
+            let mut rest = bits[w];
+            while rest != 0 {
+                ids.push((w * 32) as u32 + rest.trailing_zeros());
+                rest &= rest - 1;
+            }
+        }
+        TokenSet::Ids(ids)
+    }
+
     /// The number of tokens.
     pub fn len(&self) -> usize {
         match self {
@@ -183,7 +221,7 @@ mod tests {
     /// Masks around every boundary the block skipping and the early stop could get wrong:
     /// empty, bits at block edges, counts one below, at and above the word count, dense.
     #[test]
-    fn from_bits_meets_its_definition() {
+    fn from_bits_and_from_touched_bits_meet_their_definition() {
         let words = 6251;
         let mut masks = vec![vec![0u32; words], vec![u32::MAX; words]];
         for ids in [
@@ -204,6 +242,18 @@ mod tests {
         for mask in masks {
             let set = TokenSet::from_bits(mask.clone());
             assert_eq!(set, reference(&mask));
+            let mut exact = vec![0u64; words.div_ceil(64)];
+            for (w, _) in mask.iter().enumerate().filter(|(_, &word)| word != 0) {
+                exact[w / 64] |= 1 << (w % 64);
+            }
+            // Marks on zero words too: every third word, and the last one.
+            let mut loose = exact.clone();
+            for w in (0..words).step_by(3).chain([words - 1]) {
+                loose[w / 64] |= 1 << (w % 64);
+            }
+            for touched in [&exact, &loose] {
+                assert_eq!(TokenSet::from_touched_bits(mask.clone(), touched), set);
+            }
             let mut back = vec![0u32; words];
             set.or_into(&mut back);
             assert_eq!(back, mask);

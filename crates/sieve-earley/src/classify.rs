@@ -518,6 +518,8 @@ fn classify_with(
         // One spare word past the vocabulary: nodes without a token set a bit there, so the
         // hot loop sets a bit at every live node without a branch.
         accepted: vec![0u32; trie.n_vocab().div_ceil(32) + 1],
+        touched: vec![0u64; (trie.n_vocab().div_ceil(32) + 1).div_ceil(64)],
+        bulk: false,
         uncertain: Vec::new(),
         fast: vec![0u32; trie.max_token_len() + 1],
     };
@@ -540,8 +542,16 @@ fn classify_with(
     }
     let mut accepted = walker.accepted;
     accepted.pop();
+    let accepted = if walker.bulk {
+        TokenSet::from_bits(accepted)
+    } else {
+        let mut touched = walker.touched;
+        let spare = accepted.len();
+        touched[spare / 64] &= !(1 << (spare % 64));
+        TokenSet::from_touched_bits(accepted, &touched)
+    };
     let classification = Classification {
-        accepted: TokenSet::from_bits(accepted),
+        accepted,
         uncertain: walker.uncertain,
     };
     (classification, dfa.into_tables())
@@ -979,6 +989,11 @@ struct Walker<'a> {
     /// frontiers[d]: the frontier after the first d bytes, inside a fallback subtree.
     frontiers: Vec<Frontier>,
     accepted: Vec<u32>,
+    /// Bit `w % 64` of `touched[w / 64]` is set when word `w` of `accepted` got a bit one
+    /// token at a time (see [`TokenSet::from_touched_bits`]); meaningless once `bulk`.
+    touched: Vec<u64>,
+    /// Some region was or-ed into `accepted` whole.
+    bulk: bool,
     uncertain: Vec<std::ops::Range<u32>>,
     /// fast[d]: the row (and `LEFT` bit) after the first d bytes of the current node's
     /// prefix.
@@ -993,6 +1008,7 @@ impl Walker<'_> {
     /// lead byte of a multi-byte character dies from the start, their subtrees leave the bulk
     /// at once through the trie's ASCII-first tokens.
     fn walk_text(&mut self, dfa: &mut Dfa<'_>, region: &TextRegion, text: &TextRows) {
+        self.bulk = true;
         let last = text.rows.len() - 1;
         let bulk = match text.end {
             ChainEnd::Loops => &region.inside,
@@ -1080,6 +1096,7 @@ impl Walker<'_> {
     /// dies has no exit on the way); past [`CHAIN_DEPTH`] class bytes the deep subtrees are
     /// walked whole.
     fn walk_chain(&mut self, dfa: &mut Dfa<'_>, region: &ClassRegion, chain: &Chain) {
+        self.bulk = true;
         let last = chain.rows.len() - 1;
         let alive_up_to = match chain.end {
             ChainEnd::Loops => {
@@ -1132,8 +1149,7 @@ impl Walker<'_> {
                 if node.shared {
                     self.accept(n);
                 } else {
-                    let id = (node.token as usize).min(spare_bit);
-                    self.accepted[id / 32] |= 1 << (id % 32);
+                    self.set((node.token as usize).min(spare_bit));
                 }
                 n += 1;
                 continue;
@@ -1164,9 +1180,14 @@ impl Walker<'_> {
     /// Sets the bits of the tokens whose bytes are node `n`'s prefix.
     fn accept(&mut self, n: usize) {
         for pos in self.trie.tokens_at_node(n) {
-            let id = self.trie.token(pos).index();
-            self.accepted[id / 32] |= 1 << (id % 32);
+            self.set(self.trie.token(pos).index());
         }
+    }
+
+    /// Accepts token `id` (or sets the spare bit), marking its word as touched.
+    fn set(&mut self, id: usize) {
+        self.accepted[id / 32] |= 1 << (id % 32);
+        self.touched[id / 2048] |= 1 << (id / 32 % 64);
     }
 
     /// Records the positions under node `n` as uncertain.

@@ -239,6 +239,8 @@ pub(crate) fn classify(tables: &Tables, key: Key, trie: &TokenTrie, fuel: usize)
     let mut walk = Walk {
         trie,
         accepted: vec![0u32; trie.n_vocab().div_ceil(32)],
+        touched: vec![0u64; trie.n_vocab().div_ceil(32).div_ceil(64)],
+        bulk: false,
         uncertain: Vec::new(),
     };
     // UTF-8 text that leads back to the start character by character (a JSON string's
@@ -247,9 +249,7 @@ pub(crate) fn classify(tables: &Tables, key: Key, trie: &TokenTrie, fuel: usize)
     // state before the breaking byte.
     if let Some((region, at, alive)) = text_loop(&mut configs, trie, start) {
         if alive {
-            for (a, r) in walk.accepted.iter_mut().zip(&region.inside) {
-                *a |= r;
-            }
+            walk.accept_all(&region.inside);
         }
         for exit in &region.exits {
             walk.subtree(&mut configs, exit.node as usize, at[exit.state as usize]);
@@ -261,9 +261,7 @@ pub(crate) fn classify(tables: &Tables, key: Key, trie: &TokenTrie, fuel: usize)
     match loop_region(&mut configs, trie, start) {
         Some((_, region)) => {
             if configs.end_alive(start) {
-                for (a, r) in walk.accepted.iter_mut().zip(&region.inside) {
-                    *a |= r;
-                }
+                walk.accept_all(&region.inside);
             }
             for &exit in &region.exits {
                 walk.subtree(&mut configs, exit as usize, start);
@@ -298,7 +296,7 @@ pub(crate) fn classify(tables: &Tables, key: Key, trie: &TokenTrie, fuel: usize)
                             for p in node.pos as usize..trie.node_pos_end(n) {
                                 let id = trie.token(p).index();
                                 if region.inside[id / 32] >> (id % 32) & 1 == 1 {
-                                    walk.accepted[id / 32] |= 1 << (id % 32);
+                                    walk.accept(id);
                                 }
                             }
                         }
@@ -415,6 +413,11 @@ fn loop_region(configs: &mut Configs<'_>, trie: &TokenTrie, config: u32) -> Opti
 struct Walk<'t> {
     trie: &'t TokenTrie,
     accepted: Vec<u32>,
+    /// Bit `w % 64` of `touched[w / 64]` is set when word `w` of `accepted` got a bit one
+    /// token at a time (see [`TokenSet::from_touched_bits`]); meaningless once `bulk`.
+    touched: Vec<u64>,
+    /// Some region was or-ed into `accepted` whole.
+    bulk: bool,
     uncertain: Vec<std::ops::Range<u32>>,
 }
 
@@ -427,9 +430,28 @@ impl Walk<'_> {
         for range in uncertain {
             push_range(&mut merged, range);
         }
+        let accepted = if self.bulk {
+            TokenSet::from_bits(self.accepted)
+        } else {
+            TokenSet::from_touched_bits(self.accepted, &self.touched)
+        };
         Classification {
-            accepted: TokenSet::from_bits(self.accepted),
+            accepted,
             uncertain: merged,
+        }
+    }
+
+    /// Accepts token `id`, marking its word as touched.
+    fn accept(&mut self, id: usize) {
+        self.accepted[id / 32] |= 1 << (id % 32);
+        self.touched[id / 2048] |= 1 << (id / 32 % 64);
+    }
+
+    /// Accepts every token of `inside` (a bitmask over ids).
+    fn accept_all(&mut self, inside: &[u32]) {
+        self.bulk = true;
+        for (a, r) in self.accepted.iter_mut().zip(inside) {
+            *a |= r;
         }
     }
 
@@ -456,8 +478,7 @@ impl Walk<'_> {
                 next => {
                     if node.has_token() && configs.end_alive(next) {
                         for p in trie.tokens_at_node(n) {
-                            let id = trie.token(p).index();
-                            self.accepted[id / 32] |= 1 << (id % 32);
+                            self.accept(trie.token(p).index());
                         }
                     }
                     at.push(next);
