@@ -22,6 +22,39 @@ fn is_zero(block: &[u32]) -> bool {
     }
 }
 
+/// Writes the ids of a mask's set bits, word by word in increasing order, into a list of
+/// the count known beforehand: writing into place keeps the loop free of the growth check
+/// that pushing needed (the list's length and capacity were spilled to the stack on every id).
+struct IdWriter {
+    ids: Vec<u32>,
+    at: usize,
+}
+
+impl IdWriter {
+    fn new(count: usize) -> IdWriter {
+        IdWriter {
+            ids: vec![0; count],
+            at: 0,
+        }
+    }
+
+    /// Writes the ids of the set bits of word `w`.
+    fn word(&mut self, w: usize, word: u32) {
+        let base = (w * 32) as u32;
+        let mut rest = word;
+        while rest != 0 {
+            self.ids[self.at] = base | rest.trailing_zeros();
+            self.at += 1;
+            rest &= rest - 1;
+        }
+    }
+
+    fn finish(self) -> Vec<u32> {
+        debug_assert_eq!(self.at, self.ids.len());
+        self.ids
+    }
+}
+
 /// Tokens, as a bitmask over ids when many, else as a sorted id list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TokenSet {
@@ -52,21 +85,16 @@ impl TokenSet {
                 return TokenSet::Bits(bits);
             }
         }
-        let mut ids = Vec::with_capacity(count);
+        let mut ids = IdWriter::new(count);
         for (b, block) in bits.chunks(ZERO_BLOCK).enumerate() {
             if is_zero(block) {
                 continue;
             }
             for (i, &word) in block.iter().enumerate() {
-                let base = ((b * ZERO_BLOCK + i) * 32) as u32;
-                let mut rest = word;
-                while rest != 0 {
-                    ids.push(base + rest.trailing_zeros());
-                    rest &= rest - 1;
-                }
+                ids.word(b * ZERO_BLOCK + i, word);
             }
         }
-        TokenSet::Ids(ids)
+        TokenSet::Ids(ids.finish())
     }
 
     /// [`TokenSet::from_bits`] for a mask whose possibly non-zero words are known: bit
@@ -80,31 +108,31 @@ impl TokenSet {
             .enumerate()
             .all(|(w, &word)| word == 0 || touched[w / 64] & (1 << (w % 64)) != 0));
         let limit = bits.len();
-        let marked = || {
-            touched.iter().enumerate().flat_map(|(i, &mark)| {
-                std::iter::successors((mark != 0).then_some(mark), |&rest| {
-                    let rest = rest & (rest - 1);
-                    (rest != 0).then_some(rest)
-                })
-                .map(move |rest| i * 64 + rest.trailing_zeros() as usize)
-            })
+        let marked = |visit: &mut dyn FnMut(usize) -> bool| {
+            for (i, &mark) in touched.iter().enumerate() {
+                let mut rest = mark;
+                while rest != 0 {
+                    if !visit(i * 64 + rest.trailing_zeros() as usize) {
+                        return;
+                    }
+                    rest &= rest - 1;
+                }
+            }
         };
         let mut count = 0;
-        for w in marked() {
+        marked(&mut |w| {
             count += bits[w].count_ones() as usize;
-            if count >= limit {
-                return TokenSet::Bits(bits);
-            }
+            count < limit
+        });
+        if count >= limit {
+            return TokenSet::Bits(bits);
         }
-        let mut ids = Vec::with_capacity(count);
-        for w in marked() {
-            let mut rest = bits[w];
-            while rest != 0 {
-                ids.push((w * 32) as u32 + rest.trailing_zeros());
-                rest &= rest - 1;
-            }
-        }
-        TokenSet::Ids(ids)
+        let mut ids = IdWriter::new(count);
+        marked(&mut |w| {
+            ids.word(w, bits[w]);
+            true
+        });
+        TokenSet::Ids(ids.finish())
     }
 
     /// The number of tokens.
