@@ -102,7 +102,10 @@ impl TokenSet {
     /// set for zero ones). Costs a pass over `touched` and the words it marks, not over the
     /// whole mask: a classification that sets a few bits one by one marks their words as it
     /// goes, and the set of a small state no longer costs a scan of the vocabulary.
-    pub fn from_touched_bits(bits: Vec<u32>, touched: &[u64]) -> TokenSet {
+    ///
+    /// A bitmask set takes `bits` (leaving it empty); a list leaves it as it was, for the
+    /// caller to clear the touched words and use again.
+    pub fn from_touched_bits(bits: &mut Vec<u32>, touched: &[u64]) -> TokenSet {
         debug_assert!(bits
             .iter()
             .enumerate()
@@ -125,7 +128,7 @@ impl TokenSet {
             count < limit
         });
         if count >= limit {
-            return TokenSet::Bits(bits);
+            return TokenSet::Bits(std::mem::take(bits));
         }
         let mut ids = IdWriter::new(count);
         marked(&mut |w| {
@@ -280,7 +283,10 @@ mod tests {
                 loose[w / 64] |= 1 << (w % 64);
             }
             for touched in [&exact, &loose] {
-                assert_eq!(TokenSet::from_touched_bits(mask.clone(), touched), set);
+                let mut bits = mask.clone();
+                assert_eq!(TokenSet::from_touched_bits(&mut bits, touched), set);
+                let taken = matches!(set, TokenSet::Bits(_));
+                assert_eq!(bits, if taken { Vec::new() } else { mask.clone() });
             }
             let mut back = vec![0u32; words];
             set.or_into(&mut back);

@@ -517,7 +517,7 @@ fn classify_with(
         frontiers: vec![Frontier::default(); trie.max_token_len() + 1],
         // One spare word past the vocabulary: nodes without a token set a bit there, so the
         // hot loop sets a bit at every live node without a branch.
-        accepted: vec![0u32; trie.n_vocab().div_ceil(32) + 1],
+        accepted: zeroed_words(trie.n_vocab().div_ceil(32) + 1),
         touched: vec![0u64; (trie.n_vocab().div_ceil(32) + 1).div_ceil(64)],
         bulk: false,
         uncertain: Vec::new(),
@@ -541,20 +541,63 @@ fn classify_with(
         walker.walk_nodes(&mut dfa, 0, trie.nodes().len());
     }
     let mut accepted = walker.accepted;
+    // The spare word goes: its bit means nothing.
     accepted.pop();
     let accepted = if walker.bulk {
         TokenSet::from_bits(accepted)
     } else {
         let mut touched = walker.touched;
-        let spare = accepted.len();
-        touched[spare / 64] &= !(1 << (spare % 64));
-        TokenSet::from_touched_bits(accepted, &touched)
+        let words = accepted.len();
+        touched[words / 64] &= !(1 << (words % 64));
+        let set = TokenSet::from_touched_bits(&mut accepted, &touched);
+        if !accepted.is_empty() {
+            clear_touched(&mut accepted, &touched);
+            accepted.push(0);
+            keep_zeroed_words(accepted);
+        }
+        set
     };
     let classification = Classification {
         accepted,
         uncertain: walker.uncertain,
     };
     (classification, dfa.into_tables())
+}
+
+thread_local! {
+    /// A zeroed bitmask kept between this thread's classifications: a set that ends as a
+    /// list leaves its bitmask behind, cleared word by touched word, so the next
+    /// classification neither allocates nor zeroes a vocabulary-wide mask.
+    static ZEROED_WORDS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `len` zero words: the kept bitmask when it has that length, else a new one.
+fn zeroed_words(len: usize) -> Vec<u32> {
+    let kept = ZEROED_WORDS.with(|kept| std::mem::take(&mut *kept.borrow_mut()));
+    if kept.len() == len {
+        kept
+    } else {
+        vec![0; len]
+    }
+}
+
+/// Keeps `words`, all zero, for the next [`zeroed_words`].
+fn keep_zeroed_words(words: Vec<u32>) {
+    debug_assert!(words.iter().all(|&w| w == 0));
+    ZEROED_WORDS.with(|kept| *kept.borrow_mut() = words);
+}
+
+/// Zeroes the words of `words` marked in `touched` (bit `w % 64` of `touched[w / 64]`).
+fn clear_touched(words: &mut [u32], touched: &[u64]) {
+    for (i, &mark) in touched.iter().enumerate() {
+        let mut rest = mark;
+        while rest != 0 {
+            if let Some(word) = words.get_mut(i * 64 + rest.trailing_zeros() as usize) {
+                *word = 0;
+            }
+            rest &= rest - 1;
+        }
+    }
 }
 
 /// A class chain is used when its class has at least this many bytes: smaller ones leave most

@@ -433,7 +433,7 @@ impl Walk<'_> {
         let accepted = if self.bulk {
             TokenSet::from_bits(self.accepted)
         } else {
-            TokenSet::from_touched_bits(self.accepted, &self.touched)
+            TokenSet::from_touched_bits(&mut { self.accepted }, &self.touched)
         };
         Classification {
             accepted,
