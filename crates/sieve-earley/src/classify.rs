@@ -1004,16 +1004,23 @@ impl Dfa<'_> {
         dead_too: bool,
     ) -> Option<(u32, [u64; 4])> {
         let in_class = |byte: usize| class[byte / 64] & (1 << (byte % 64)) != 0;
-        let mut entries: Vec<u32> = (0..256)
-            .filter(|&byte| in_class(byte))
-            .map(|byte| u32::from(self.table[base + byte]))
-            .filter(|&e| e & SPECIAL == 0 || (dead_too && e & !LEFT == DEAD))
-            .collect();
-        entries.sort_unstable();
-        let entry = *entries
-            .chunk_by(|a, b| a == b)
-            .max_by_key(|run| run.len())?
-            .first()?;
+        // (entry, bytes with it): a row's bytes go to a few entries, so a linear search
+        // counts them without sorting the row.
+        let mut counts: Vec<(u32, u32)> = Vec::with_capacity(16);
+        for byte in (0..256).filter(|&byte| in_class(byte)) {
+            let e = u32::from(self.table[base + byte]);
+            if e & SPECIAL != 0 && !(dead_too && e & !LEFT == DEAD) {
+                continue;
+            }
+            match counts.iter_mut().find(|(entry, _)| *entry == e) {
+                Some((_, count)) => *count += 1,
+                None => counts.push((e, 1)),
+            }
+        }
+        // The most bytes; among as many, the greatest entry.
+        let (entry, _) = counts
+            .into_iter()
+            .max_by_key(|&(entry, count)| (count, entry))?;
         let mut agreeing = [0u64; 4];
         let mut size = 0;
         for byte in (0..256).filter(|&byte| in_class(byte)) {
