@@ -1492,6 +1492,40 @@ mod tests {
         assert!(checked > 40, "only {checked} states checked");
     }
 
+    /// Free text's right-linear rules call one another in tail position at every byte; the
+    /// walk takes no frame for those calls, so the rows of a classification from any of its
+    /// states are configurations on the empty stack, at most one per grammar state, however
+    /// long the tokens (with a frame per byte, each depth down to `MAX_STACK` had rows of its
+    /// own).
+    #[test]
+    fn free_text_tail_calls_take_no_frame() {
+        let trie = TokenTrie::new(Vocabulary::embedded_default());
+        let text = r#"root ::= text_until("<tool>", "<tag>") [a-z]* "!""#;
+        let grammar = sieve_gbnf::compile(text, &Default::default()).expect("compiles");
+        let g = engine(&grammar).expect("compiles");
+        let mut classified = 0;
+        for state in 0..g.state_count() as u32 {
+            if g.states[state as usize].class == crate::grammar::NO_CLASS {
+                continue;
+            }
+            let (_, tables) = classify_with(&g, &trie, state, &[], MAX_ROWS, Tables::default());
+            let tables = tables.expect("no overflow");
+            let deepest = tables
+                .frontier_of_row
+                .iter()
+                .flat_map(|frontier| frontier.configs())
+                .map(|config| config.stack())
+                .max();
+            assert_eq!(deepest, Some(0), "state {state}: a row holds a frame");
+            assert!(
+                tables.frontier_of_row.len() <= 2 * g.state_count(),
+                "state {state}"
+            );
+            classified += 1;
+        }
+        assert!(classified > 10, "only {classified} states classified");
+    }
+
     /// A JSON string's characters (UTF-8 validated, with escapes), free or with a bounded
     /// length, are read as text, and the classification through the text region equals the
     /// static walk's (GPT-2's vocabulary has tokens that end inside a character and tokens

@@ -34,6 +34,23 @@ pub const MAX_STACK: usize = 16;
 pub const MAX_CONFIGS: usize = 64;
 
 impl EarleyGrammar {
+    /// Whether a call of `callee` that returns to `ret`, a state of rule `caller`, is a tail
+    /// call the walk may make without a frame: `ret` only completes `caller` (it accepts and
+    /// has no edge of any kind, and is not counted), and what may follow `callee` is what may
+    /// follow `caller`. Completing `callee` on the frame below then goes on exactly where
+    /// completing `caller` would, and an upward exit reads the same FOLLOW set. Free text's
+    /// right-linear rules (`s0 ::= [^<] s0 | "<" s1 | ε`) call one another this way at every
+    /// byte: without the frame their walks stay at one stack, so rows repeat.
+    fn is_tail_call(&self, callee: u32, ret: u32) -> bool {
+        let info = &self.states[ret as usize];
+        info.accepting
+            && info.counted == NOT_COUNTED
+            && info.bytes.0 == info.bytes.1
+            && info.rules.0 == info.rules.1
+            && info.eps.0 == info.eps.1
+            && self.follow[callee as usize] == self.follow[info.rule as usize]
+    }
+
     /// Whether `state` has byte edges only: it neither accepts, refers to a rule, has ε
     /// edges, nor is counted.
     fn is_plain(&self, state: u32) -> bool {
@@ -389,7 +406,12 @@ impl<'g> StaticWalk<'g> {
                 }
                 let start = g.start[rule];
                 let start_info = g.states[start as usize];
-                let Some(stack) = self.push_stack(config.stack, edge.target, NOT_COUNTED) else {
+                let pushed = if g.is_tail_call(edge.rule, edge.target) {
+                    Some(config.stack)
+                } else {
+                    self.push_stack(config.stack, edge.target, NOT_COUNTED)
+                };
+                let Some(stack) = pushed else {
                     left = true;
                     continue;
                 };
