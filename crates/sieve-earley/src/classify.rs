@@ -1494,9 +1494,9 @@ mod tests {
 
     /// Free text's right-linear rules call one another in tail position at every byte; the
     /// walk takes no frame for those calls, so the rows of a classification from any of its
-    /// states are configurations on the empty stack, at most one per grammar state, however
-    /// long the tokens (with a frame per byte, each depth down to `MAX_STACK` had rows of its
-    /// own).
+    /// states are configurations on the empty stack, at most two per grammar state (a
+    /// starting row and one below a first byte), however long the tokens (with a frame per
+    /// byte, each depth down to `MAX_STACK` had rows of its own; the test fails then).
     #[test]
     fn free_text_tail_calls_take_no_frame() {
         let trie = TokenTrie::new(Vocabulary::embedded_default());
