@@ -1189,21 +1189,15 @@ impl Walker<'_> {
         let spare_bit = self.accepted.len() * 32 - 1;
         let mut n = from;
         while n < to {
+            n = self.walk_known(&dfa.table, n, to, spare_bit);
+            if n == to {
+                break;
+            }
             let node = nodes[n];
             let depth = node.depth as usize;
             let before = self.fast[depth - 1];
             let row = before & ROW;
             let mut entry = u32::from(dfa.table[row as usize * 256 + node.byte as usize]);
-            if entry & SPECIAL == 0 {
-                self.fast[depth] = entry | (before & LEFT);
-                if node.shared {
-                    self.accept(n);
-                } else {
-                    self.set((node.token as usize).min(spare_bit));
-                }
-                n += 1;
-                continue;
-            }
             if entry == UNKNOWN {
                 entry = dfa.step(row, node.byte);
             }
@@ -1225,6 +1219,37 @@ impl Walker<'_> {
                 n = node.end as usize;
             }
         }
+    }
+
+    /// The hot part of [`Walker::walk_nodes`]: from node `n`, while the entry of each node is
+    /// a known row (and the node has at most one token: steps along and accepts) or `DEAD`
+    /// with no exit on the way (skips the subtree). Returns the first node it cannot take
+    /// (or `to`). The table and the walker's vectors are borrowed
+    /// once here, not reloaded at every node as across the calls of the general loop.
+    fn walk_known(&mut self, table: &[Stored], mut n: usize, to: usize, spare_bit: usize) -> usize {
+        let nodes = self.trie.nodes();
+        let fast = &mut self.fast[..];
+        let accepted = &mut self.accepted[..];
+        let touched = &mut self.touched[..];
+        while n < to {
+            let node = nodes[n];
+            let depth = node.depth as usize;
+            let before = fast[depth - 1];
+            let entry = u32::from(table[(before & ROW) as usize * 256 + node.byte as usize]);
+            if entry & SPECIAL == 0 && !node.shared {
+                fast[depth] = entry | (before & LEFT);
+                let id = (node.token as usize).min(spare_bit);
+                accepted[id / 32] |= 1 << (id % 32);
+                touched[id / 2048] |= 1 << (id / 32 % 64);
+                n += 1;
+            } else if entry == DEAD && before & LEFT == 0 {
+                // Rejected with no exit on the way: the whole subtree.
+                n = node.end as usize;
+            } else {
+                return n;
+            }
+        }
+        n
     }
 
     /// Sets the bits of the tokens whose bytes are node `n`'s prefix.
