@@ -61,7 +61,7 @@ use sieve_ir::ByteClass;
 use sieve_vocab::TokenTrie;
 
 pub use limit::LimitError;
-pub use tokens::{merge_ranges, push_range, Classification, TokenSet};
+pub use tokens::{merge_ranges, push_range, Classification, TokenBits, TokenSet};
 
 /// What a bare key's classification depends on, as a value: two keys with equal fingerprints
 /// (in any two grammars compiled by the same backend) have equal bare classifications

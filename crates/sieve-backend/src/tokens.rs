@@ -55,6 +55,110 @@ impl IdWriter {
     }
 }
 
+/// Calls `visit` with the index of every set bit of `marks` (bit `w % 64` of
+/// `marks[w / 64]`), in increasing order, until it returns false.
+fn for_each_marked(marks: &[u64], mut visit: impl FnMut(usize) -> bool) {
+    for (i, &mark) in marks.iter().enumerate() {
+        let mut rest = mark;
+        while rest != 0 {
+            if !visit(i * 64 + rest.trailing_zeros() as usize) {
+                return;
+            }
+            rest &= rest - 1;
+        }
+    }
+}
+
+thread_local! {
+    /// A zeroed bitmask kept between this thread's [`TokenBits`]: one whose set ends as a
+    /// list leaves its mask behind, cleared word by touched word, so the next one neither
+    /// allocates nor zeroes a vocabulary-wide mask.
+    static ZEROED_WORDS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A token set being collected by a classification walk, as a bitmask over ids with one
+/// spare word past the vocabulary: ids from `n_vocab` to [`TokenBits::spare_id`] land
+/// there (a walk may set a bit at every live trie node without a branch, the nodes without a
+/// token setting the spare one), and the spare word is dropped by [`TokenBits::finish`].
+///
+/// Tokens inserted one at a time mark their word, so [`TokenBits::finish`] reads only the
+/// marked words ([`TokenSet::from_bits`]'s scan of the whole mask was a fifth of all
+/// classification time); a region or-ed in whole ([`TokenBits::bulk_words`]) falls back to
+/// that scan. A set that ends as a list leaves its mask, cleared, for the thread's next
+/// collection.
+pub struct TokenBits {
+    /// `n_vocab.div_ceil(32)` words and the spare one.
+    words: Vec<u32>,
+    /// Bit `w % 64` of `touched[w / 64]` is set when word `w` got a bit from
+    /// [`TokenBits::insert`]; meaningless once `bulk`.
+    touched: Vec<u64>,
+    /// Some bits were set through [`TokenBits::bulk_words`].
+    bulk: bool,
+}
+
+impl TokenBits {
+    /// An empty set over `n_vocab` token ids.
+    pub fn new(n_vocab: usize) -> TokenBits {
+        let len = n_vocab.div_ceil(32) + 1;
+        let kept = ZEROED_WORDS.with(|kept| std::mem::take(&mut *kept.borrow_mut()));
+        TokenBits {
+            words: if kept.len() == len {
+                kept
+            } else {
+                vec![0; len]
+            },
+            touched: vec![0; len.div_ceil(64)],
+            bulk: false,
+        }
+    }
+
+    /// The id whose bit is the spare one: insert it for "no token".
+    pub fn spare_id(&self) -> usize {
+        self.words.len() * 32 - 1
+    }
+
+    /// Inserts token `id` (at most [`TokenBits::spare_id`]).
+    #[inline]
+    pub fn insert(&mut self, id: usize) {
+        self.words[id / 32] |= 1 << (id % 32);
+        self.touched[id / 2048] |= 1 << (id / 32 % 64);
+    }
+
+    /// The mask's words (without the spare one), for or-ing in or clearing whole regions;
+    /// the set is then read whole by [`TokenBits::finish`].
+    pub fn bulk_words(&mut self) -> &mut [u32] {
+        self.bulk = true;
+        let words = self.words.len() - 1;
+        &mut self.words[..words]
+    }
+
+    /// The set, in its cheaper form.
+    pub fn finish(self) -> TokenSet {
+        let TokenBits {
+            mut words,
+            mut touched,
+            bulk,
+        } = self;
+        words.pop();
+        if bulk {
+            return TokenSet::from_bits(words);
+        }
+        let spare = words.len();
+        touched[spare / 64] &= !(1 << (spare % 64));
+        let set = TokenSet::from_touched_bits(&mut words, &touched);
+        if !words.is_empty() {
+            for_each_marked(&touched, |w| {
+                words[w] = 0;
+                true
+            });
+            words.push(0);
+            debug_assert!(words.iter().all(|&w| w == 0));
+            ZEROED_WORDS.with(|kept| *kept.borrow_mut() = words);
+        }
+        set
+    }
+}
+
 /// Tokens, as a bitmask over ids when many, else as a sorted id list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum TokenSet {
@@ -105,25 +209,14 @@ impl TokenSet {
     ///
     /// A bitmask set takes `bits` (leaving it empty); a list leaves it as it was, for the
     /// caller to clear the touched words and use again.
-    pub fn from_touched_bits(bits: &mut Vec<u32>, touched: &[u64]) -> TokenSet {
+    fn from_touched_bits(bits: &mut Vec<u32>, touched: &[u64]) -> TokenSet {
         debug_assert!(bits
             .iter()
             .enumerate()
             .all(|(w, &word)| word == 0 || touched[w / 64] & (1 << (w % 64)) != 0));
         let limit = bits.len();
-        let marked = |visit: &mut dyn FnMut(usize) -> bool| {
-            for (i, &mark) in touched.iter().enumerate() {
-                let mut rest = mark;
-                while rest != 0 {
-                    if !visit(i * 64 + rest.trailing_zeros() as usize) {
-                        return;
-                    }
-                    rest &= rest - 1;
-                }
-            }
-        };
         let mut count = 0;
-        marked(&mut |w| {
+        for_each_marked(touched, |w| {
             count += bits[w].count_ones() as usize;
             count < limit
         });
@@ -131,7 +224,7 @@ impl TokenSet {
             return TokenSet::Bits(std::mem::take(bits));
         }
         let mut ids = IdWriter::new(count);
-        marked(&mut |w| {
+        for_each_marked(touched, |w| {
             ids.word(w, bits[w]);
             true
         });

@@ -32,7 +32,7 @@
 //! rows are kept apart from the rows of the same configurations below a first byte.
 
 use foldhash::HashMap;
-use sieve_backend::{push_range, Classification, TokenSet};
+use sieve_backend::{push_range, Classification, TokenBits};
 use sieve_ir::ByteClass;
 use sieve_vocab::{ClassRegion, TextRegion, TokenTrie, Utf8State, CHAIN_DEPTH};
 
@@ -515,11 +515,9 @@ fn classify_with(
     let mut walker = Walker {
         trie,
         frontiers: vec![Frontier::default(); trie.max_token_len() + 1],
-        // One spare word past the vocabulary: nodes without a token set a bit there, so the
-        // hot loop sets a bit at every live node without a branch.
-        accepted: zeroed_words(trie.n_vocab().div_ceil(32) + 1),
-        touched: vec![0u64; (trie.n_vocab().div_ceil(32) + 1).div_ceil(64)],
-        bulk: false,
+        // Nodes without a token set the spare bit, so the hot loop sets a bit at every live
+        // node without a branch.
+        accepted: TokenBits::new(trie.n_vocab()),
         uncertain: Vec::new(),
         fast: vec![0u32; trie.max_token_len() + 1],
     };
@@ -540,64 +538,11 @@ fn classify_with(
     } else {
         walker.walk_nodes(&mut dfa, 0, trie.nodes().len());
     }
-    let mut accepted = walker.accepted;
-    // The spare word goes: its bit means nothing.
-    accepted.pop();
-    let accepted = if walker.bulk {
-        TokenSet::from_bits(accepted)
-    } else {
-        let mut touched = walker.touched;
-        let words = accepted.len();
-        touched[words / 64] &= !(1 << (words % 64));
-        let set = TokenSet::from_touched_bits(&mut accepted, &touched);
-        if !accepted.is_empty() {
-            clear_touched(&mut accepted, &touched);
-            accepted.push(0);
-            keep_zeroed_words(accepted);
-        }
-        set
-    };
     let classification = Classification {
-        accepted,
+        accepted: walker.accepted.finish(),
         uncertain: walker.uncertain,
     };
     (classification, dfa.into_tables())
-}
-
-thread_local! {
-    /// A zeroed bitmask kept between this thread's classifications: a set that ends as a
-    /// list leaves its bitmask behind, cleared word by touched word, so the next
-    /// classification neither allocates nor zeroes a vocabulary-wide mask.
-    static ZEROED_WORDS: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// `len` zero words: the kept bitmask when it has that length, else a new one.
-fn zeroed_words(len: usize) -> Vec<u32> {
-    let kept = ZEROED_WORDS.with(|kept| std::mem::take(&mut *kept.borrow_mut()));
-    if kept.len() == len {
-        kept
-    } else {
-        vec![0; len]
-    }
-}
-
-/// Keeps `words`, all zero, for the next [`zeroed_words`].
-fn keep_zeroed_words(words: Vec<u32>) {
-    debug_assert!(words.iter().all(|&w| w == 0));
-    ZEROED_WORDS.with(|kept| *kept.borrow_mut() = words);
-}
-
-/// Zeroes the words of `words` marked in `touched` (bit `w % 64` of `touched[w / 64]`).
-fn clear_touched(words: &mut [u32], touched: &[u64]) {
-    for (i, &mark) in touched.iter().enumerate() {
-        let mut rest = mark;
-        while rest != 0 {
-            if let Some(word) = words.get_mut(i * 64 + rest.trailing_zeros() as usize) {
-                *word = 0;
-            }
-            rest &= rest - 1;
-        }
-    }
 }
 
 /// A class chain is used when its class has at least this many bytes: smaller ones leave most
@@ -1038,12 +983,7 @@ struct Walker<'a> {
     trie: &'a TokenTrie,
     /// frontiers[d]: the frontier after the first d bytes, inside a fallback subtree.
     frontiers: Vec<Frontier>,
-    accepted: Vec<u32>,
-    /// Bit `w % 64` of `touched[w / 64]` is set when word `w` of `accepted` got a bit one
-    /// token at a time (see [`TokenSet::from_touched_bits`]); meaningless once `bulk`.
-    touched: Vec<u64>,
-    /// Some region was or-ed into `accepted` whole.
-    bulk: bool,
+    accepted: TokenBits,
     uncertain: Vec<std::ops::Range<u32>>,
     /// fast[d]: the row (and `LEFT` bit) after the first d bytes of the current node's
     /// prefix.
@@ -1058,7 +998,6 @@ impl Walker<'_> {
     /// lead byte of a multi-byte character dies from the start, their subtrees leave the bulk
     /// at once through the trie's ASCII-first tokens.
     fn walk_text(&mut self, dfa: &mut Dfa<'_>, region: &TextRegion, text: &TextRows) {
-        self.bulk = true;
         let last = text.rows.len() - 1;
         let bulk = match text.end {
             ChainEnd::Loops => &region.inside,
@@ -1069,11 +1008,12 @@ impl Walker<'_> {
         });
         if lead_bytes_die {
             let ascii_first = self.trie.ascii_first();
-            for ((word, inside), ascii) in self.accepted.iter_mut().zip(bulk).zip(ascii_first) {
+            let words = self.accepted.bulk_words();
+            for ((word, inside), ascii) in words.iter_mut().zip(bulk).zip(ascii_first) {
                 *word |= inside & ascii;
             }
         } else {
-            for (word, inside) in self.accepted.iter_mut().zip(bulk) {
+            for (word, inside) in self.accepted.bulk_words().iter_mut().zip(bulk) {
                 *word |= inside;
             }
         }
@@ -1096,7 +1036,7 @@ impl Walker<'_> {
             }
             for pos in nodes[from].pos as usize..self.trie.node_pos_end(from) {
                 let id = self.trie.token(pos).index();
-                self.accepted[id / 32] &= !(1 << (id % 32));
+                self.accepted.bulk_words()[id / 32] &= !(1 << (id % 32));
             }
         }
         let mut odd_at = odd.iter().peekable();
@@ -1146,18 +1086,17 @@ impl Walker<'_> {
     /// dies has no exit on the way); past [`CHAIN_DEPTH`] class bytes the deep subtrees are
     /// walked whole.
     fn walk_chain(&mut self, dfa: &mut Dfa<'_>, region: &ClassRegion, chain: &Chain) {
-        self.bulk = true;
         let last = chain.rows.len() - 1;
         let alive_up_to = match chain.end {
             ChainEnd::Loops => {
-                for (word, inside) in self.accepted.iter_mut().zip(&region.inside) {
+                for (word, inside) in self.accepted.bulk_words().iter_mut().zip(&region.inside) {
                     *word |= inside;
                 }
                 usize::MAX
             }
             ChainEnd::Dies | ChainEnd::Open => {
                 let upto = self.trie.region_upto(region, last);
-                for (word, inside) in self.accepted.iter_mut().zip(upto) {
+                for (word, inside) in self.accepted.bulk_words().iter_mut().zip(upto) {
                     *word |= inside;
                 }
                 last
@@ -1186,7 +1125,7 @@ impl Walker<'_> {
     /// `fast[depth - 1]` set for the first of them.
     fn walk_nodes(&mut self, dfa: &mut Dfa<'_>, from: usize, to: usize) {
         let nodes = self.trie.nodes();
-        let spare_bit = self.accepted.len() * 32 - 1;
+        let spare_bit = self.accepted.spare_id();
         let mut n = from;
         while n < to {
             n = self.walk_known(&dfa.table, n, to, spare_bit);
@@ -1229,8 +1168,7 @@ impl Walker<'_> {
     fn walk_known(&mut self, table: &[Stored], mut n: usize, to: usize, spare_bit: usize) -> usize {
         let nodes = self.trie.nodes();
         let fast = &mut self.fast[..];
-        let accepted = &mut self.accepted[..];
-        let touched = &mut self.touched[..];
+        let accepted = &mut self.accepted;
         while n < to {
             let node = nodes[n];
             let depth = node.depth as usize;
@@ -1238,9 +1176,7 @@ impl Walker<'_> {
             let entry = u32::from(table[(before & ROW) as usize * 256 + node.byte as usize]);
             if entry & SPECIAL == 0 && !node.shared {
                 fast[depth] = entry | (before & LEFT);
-                let id = (node.token as usize).min(spare_bit);
-                accepted[id / 32] |= 1 << (id % 32);
-                touched[id / 2048] |= 1 << (id / 32 % 64);
+                accepted.insert((node.token as usize).min(spare_bit));
                 n += 1;
             } else if entry == DEAD && before & LEFT == 0 {
                 // Rejected with no exit on the way: the whole subtree.
@@ -1255,14 +1191,8 @@ impl Walker<'_> {
     /// Sets the bits of the tokens whose bytes are node `n`'s prefix.
     fn accept(&mut self, n: usize) {
         for pos in self.trie.tokens_at_node(n) {
-            self.set(self.trie.token(pos).index());
+            self.accepted.insert(self.trie.token(pos).index());
         }
-    }
-
-    /// Accepts token `id` (or sets the spare bit), marking its word as touched.
-    fn set(&mut self, id: usize) {
-        self.accepted[id / 32] |= 1 << (id % 32);
-        self.touched[id / 2048] |= 1 << (id / 32 % 64);
     }
 
     /// Records the positions under node `n` as uncertain.
@@ -1332,6 +1262,8 @@ impl Walker<'_> {
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
+
+    use sieve_backend::TokenSet;
 
     use sieve_vocab::Vocabulary;
 

@@ -30,7 +30,7 @@
 use std::sync::Arc;
 
 use foldhash::HashMap;
-use sieve_backend::{push_range, Classification, Key, TokenSet};
+use sieve_backend::{push_range, Classification, Key, TokenBits};
 use sieve_vocab::{ClassRegion, TextRegion, TokenTrie, Utf8State};
 
 use crate::machine::{step, Frame, Stack, Step, UNKNOWN};
@@ -238,9 +238,7 @@ pub(crate) fn classify(tables: &Tables, key: Key, trie: &TokenTrie, fuel: usize)
         .expect("the first configuration fits");
     let mut walk = Walk {
         trie,
-        accepted: vec![0u32; trie.n_vocab().div_ceil(32)],
-        touched: vec![0u64; trie.n_vocab().div_ceil(32).div_ceil(64)],
-        bulk: false,
+        accepted: TokenBits::new(trie.n_vocab()),
         uncertain: Vec::new(),
     };
     // UTF-8 text that leads back to the start character by character (a JSON string's
@@ -296,7 +294,7 @@ pub(crate) fn classify(tables: &Tables, key: Key, trie: &TokenTrie, fuel: usize)
                             for p in node.pos as usize..trie.node_pos_end(n) {
                                 let id = trie.token(p).index();
                                 if region.inside[id / 32] >> (id % 32) & 1 == 1 {
-                                    walk.accept(id);
+                                    walk.accepted.insert(id);
                                 }
                             }
                         }
@@ -412,12 +410,7 @@ fn loop_region(configs: &mut Configs<'_>, trie: &TokenTrie, config: u32) -> Opti
 /// What a classification's walk collects.
 struct Walk<'t> {
     trie: &'t TokenTrie,
-    accepted: Vec<u32>,
-    /// Bit `w % 64` of `touched[w / 64]` is set when word `w` of `accepted` got a bit one
-    /// token at a time (see [`TokenSet::from_touched_bits`]); meaningless once `bulk`.
-    touched: Vec<u64>,
-    /// Some region was or-ed into `accepted` whole.
-    bulk: bool,
+    accepted: TokenBits,
     uncertain: Vec<std::ops::Range<u32>>,
 }
 
@@ -430,27 +423,15 @@ impl Walk<'_> {
         for range in uncertain {
             push_range(&mut merged, range);
         }
-        let accepted = if self.bulk {
-            TokenSet::from_bits(self.accepted)
-        } else {
-            TokenSet::from_touched_bits(&mut { self.accepted }, &self.touched)
-        };
         Classification {
-            accepted,
+            accepted: self.accepted.finish(),
             uncertain: merged,
         }
     }
 
-    /// Accepts token `id`, marking its word as touched.
-    fn accept(&mut self, id: usize) {
-        self.accepted[id / 32] |= 1 << (id % 32);
-        self.touched[id / 2048] |= 1 << (id / 32 % 64);
-    }
-
     /// Accepts every token of `inside` (a bitmask over ids).
     fn accept_all(&mut self, inside: &[u32]) {
-        self.bulk = true;
-        for (a, r) in self.accepted.iter_mut().zip(inside) {
+        for (a, r) in self.accepted.bulk_words().iter_mut().zip(inside) {
             *a |= r;
         }
     }
@@ -478,7 +459,7 @@ impl Walk<'_> {
                 next => {
                     if node.has_token() && configs.end_alive(next) {
                         for p in trie.tokens_at_node(n) {
-                            self.accept(trie.token(p).index());
+                            self.accepted.insert(trie.token(p).index());
                         }
                     }
                     at.push(next);
