@@ -39,6 +39,7 @@
 //!   them all).
 
 mod kept;
+mod loops;
 mod text;
 
 pub use text::{TextDepths, TextExit, TextRegion, Utf8State};
@@ -75,7 +76,14 @@ pub struct TrieNode {
     /// Whether more than one text token has exactly this prefix as its bytes (positions
     /// `pos..`, see [`TokenTrie::tokens_at_node`]).
     pub shared: bool,
+    /// Whether the subtree below this node has at least [`WIDE_SUBTREE`] nodes: a walker
+    /// may treat it apart ([`TokenTrie::loop_exits`]) where a node-by-node step would cost
+    /// more.
+    pub wide: bool,
 }
+
+/// How many nodes a subtree has at least for its node to be [`TrieNode::wide`].
+pub const WIDE_SUBTREE: usize = 64;
 
 impl TrieNode {
     /// The [`TrieNode::token`] of a node that is only a prefix.
@@ -154,6 +162,8 @@ pub struct TokenTrie {
     /// [`TokenTrie::ascii_first`], computed on first request.
     ascii_first: std::sync::OnceLock<Vec<u32>>,
     nodes: Vec<TrieNode>,
+    /// The byte of every node, apart ([`TokenTrie::node_bytes`]).
+    node_bytes: Vec<u8>,
     max_len: usize,
     n_vocab: usize,
     ids: Vec<TokenId>,
@@ -216,6 +226,7 @@ impl TokenTrie {
             open.push(j as u32);
         }
         let nodes = build_nodes(&ids, &offsets, &bytes, &lcp);
+        let node_bytes = nodes.iter().map(|node| node.byte).collect();
         let max_len = offsets
             .windows(2)
             .map(|w| (w[1] - w[0]) as usize)
@@ -226,6 +237,7 @@ impl TokenTrie {
             text_regions: text::TextRegionCache::default(),
             ascii_first: std::sync::OnceLock::new(),
             nodes,
+            node_bytes,
             max_len,
             n_vocab: vocab.n_vocab(),
             ids,
@@ -636,11 +648,15 @@ fn build_nodes(ids: &[TokenId], offsets: &[u32], bytes: &[u8], lcp: &[u32]) -> V
                     TrieNode::NO_TOKEN
                 },
                 shared: false,
+                wide: false,
             });
         }
     }
     for closed in open {
         nodes[closed as usize].end = nodes.len() as u32;
+    }
+    for (n, node) in nodes.iter_mut().enumerate() {
+        node.wide = node.end as usize - n > WIDE_SUBTREE;
     }
     nodes
 }

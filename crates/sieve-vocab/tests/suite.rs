@@ -495,6 +495,12 @@ mod trie {
                 assert_eq!(node.token, trie.token(first).as_u32(), "node {k} token");
             }
             assert_eq!(node.shared, equal.len() > 1, "node {k} shared");
+            let below = prefixes[k + 1..end].len();
+            assert_eq!(
+                node.wide,
+                below >= sieve_vocab::WIDE_SUBTREE,
+                "node {k} wide"
+            );
             let listed: Vec<usize> = trie.tokens_at_node(k).collect();
             assert_eq!(listed, equal, "node {k} tokens");
         }
