@@ -26,6 +26,12 @@
 //! [`MAX_ROWS`] per classification; past it, the walk continues below that point with
 //! frontiers computed per node, as [`StaticWalk`] alone would.
 //!
+//! A wide node ([`sieve_vocab::TrieNode::wide`]) reached in a row that steps to itself on a
+//! class of bytes (an identifier's characters after `int `) is not walked node by node: the
+//! tokens below it that stay in the class are accepted as runs of positions, and only the
+//! subtrees where a token leaves the class are walked ([`Walker::walk_loop`]). The nodes
+//! below it are read as bytes, not stepped through the table.
+//!
 //! Rows depend on the grammar alone, so a grammar keeps them between classifications (up to
 //! [`KEEP_ROWS`], see [`SharedTables`]): the states of an unrolled bounded string, or a
 //! counted rule at successive counts, meet the rows of the ones classified before. Starting
@@ -93,6 +99,10 @@ pub(crate) struct Tables {
     /// Per row, its row-local classes once computed, and how many steps it took one class of
     /// the grammar's alphabet at a time.
     local: Vec<Local>,
+    /// Per row, the bytes that leave its self-loop, once asked ([`Dfa::self_loop`]).
+    loops: Vec<Loop>,
+    /// Per row, how many of its known entries step it to itself.
+    loop_bytes: Vec<u16>,
     misses: Vec<u8>,
     complete: Vec<bool>,
     stacks: Stacks,
@@ -108,6 +118,27 @@ enum Local {
     /// The classes, as bit sets of bytes.
     Classes(Vec<[u64; 4]>),
 }
+
+/// A row's self-loop (see [`Dfa::self_loop`]).
+#[derive(Clone)]
+enum Loop {
+    /// Not computed yet.
+    Untried,
+    /// Fewer than [`MIN_LOOP_CLASS`] bytes step the row to itself.
+    None,
+    /// Per byte, whether it leaves the loop: `true` unless it steps the row to itself
+    /// without `LEFT`.
+    Leaves(Box<[bool; 256]>),
+}
+
+/// A row whose self-loop has fewer bytes than this is never taken in bulk: below a node, the
+/// tokens that stay in a small class are few, and walking them node by node costs less than
+/// filling the row and finding the exits.
+const MIN_LOOP_CLASS: u32 = 8;
+
+/// A run of at least this many positions accepted below a loop makes the set dense: its ids
+/// go into the mask without marking their words (see [`Walker::accept_positions`]).
+const BULK_RUN: usize = 256;
 
 /// A row steps one class of the grammar's alphabet at a time this many times before its
 /// row-local classes are computed: a row the walk meets at a few bytes never needs them.
@@ -169,6 +200,8 @@ struct Dfa<'g> {
     is_start: Vec<bool>,
     lexical_tried: Vec<bool>,
     local: Vec<Local>,
+    loops: Vec<Loop>,
+    loop_bytes: Vec<u16>,
     misses: Vec<u8>,
     complete: Vec<bool>,
     /// The starting row, stepped as a token's first byte.
@@ -210,6 +243,8 @@ impl<'g> Dfa<'g> {
             is_start: tables.is_start,
             lexical_tried: tables.lexical_tried,
             local: tables.local,
+            loops: tables.loops,
+            loop_bytes: tables.loop_bytes,
             misses: tables.misses,
             complete: tables.complete,
             start: 0,
@@ -239,6 +274,8 @@ impl<'g> Dfa<'g> {
             is_start: self.is_start,
             lexical_tried: self.lexical_tried,
             local: self.local,
+            loops: self.loops,
+            loop_bytes: self.loop_bytes,
             misses: self.misses,
             complete: self.complete,
             stacks: self.walk.into_stacks(),
@@ -251,6 +288,8 @@ impl<'g> Dfa<'g> {
         self.is_start.push(start);
         self.lexical_tried.push(false);
         self.local.push(Local::Untried);
+        self.loops.push(Loop::Untried);
+        self.loop_bytes.push(0);
         self.misses.push(0);
         self.complete.push(false);
         self.table.resize(self.table.len() + 256, UNKNOWN as Stored);
@@ -287,11 +326,22 @@ impl<'g> Dfa<'g> {
         }
         let entry = self.stepped(row, byte);
         // Every byte of the class steps alike (see `alphabet.rs`).
-        let base = row as usize * 256;
-        for &b in self.alphabet.class(byte) {
-            self.table[base + b as usize] = entry as Stored;
-        }
+        let alphabet = self.alphabet;
+        self.set_entries(row, alphabet.class(byte).iter().copied(), entry);
         entry
+    }
+
+    /// Sets the entries of `row` for `bytes` to `entry`, counting the bytes that newly step
+    /// the row to itself ([`Dfa::self_loop`] reads the count).
+    fn set_entries(&mut self, row: u32, bytes: impl Iterator<Item = u8>, entry: u32) {
+        let base = row as usize * 256;
+        for byte in bytes {
+            let slot = &mut self.table[base + byte as usize];
+            if u32::from(*slot) == UNKNOWN && entry == row {
+                self.loop_bytes[row as usize] += 1;
+            }
+            *slot = entry as Stored;
+        }
     }
 
     /// The row-local classes of `row` (see `local.rs`), computed on first use; `None` when
@@ -331,9 +381,7 @@ impl<'g> Dfa<'g> {
             Some(entry) => entry,
             None => self.stepped(row, byte),
         };
-        for b in bytes_of(&class) {
-            self.table[base + b as usize] = entry as Stored;
-        }
+        self.set_entries(row, bytes_of(&class), entry);
         Some(entry)
     }
 
@@ -374,6 +422,38 @@ impl<'g> Dfa<'g> {
     fn fill_bytes(&mut self, row: u32, bytes: &[u64; 4]) {
         for byte in bytes_of(bytes) {
             self.entry(row, byte);
+        }
+    }
+
+    /// When at least [`MIN_LOOP_CLASS`] bytes step `row` to itself without `LEFT` (its loop
+    /// class), which bytes leave the loop; computed once per row, with every entry of the
+    /// row. From a node the walk reached in such a row, each token below whose later bytes
+    /// are all in the class is alive at its end (accepted), and the rest leave the class at
+    /// some byte first, from this row with the `LEFT` bit it had at the node.
+    ///
+    /// Until [`MIN_LOOP_CLASS`] of the entries known so far step the row to itself, the row
+    /// is not filled and the answer is `None`, asked again later: most rows met at a large
+    /// subtree do not loop, and filling them would cost more than the walk saves.
+    fn self_loop(&mut self, row: u32) -> Option<[bool; 256]> {
+        if u32::from(self.loop_bytes[row as usize]) < MIN_LOOP_CLASS {
+            return None;
+        }
+        if let Loop::Untried = self.loops[row as usize] {
+            self.fill_row(row);
+            self.fill_bytes(row, &[u64::MAX; 4]);
+            let base = row as usize * 256;
+            let leaves: [bool; 256] =
+                std::array::from_fn(|byte| u32::from(self.table[base + byte]) != row);
+            let size = leaves.iter().filter(|&&leaves| !leaves).count();
+            self.loops[row as usize] = if size >= MIN_LOOP_CLASS as usize {
+                Loop::Leaves(Box::new(leaves))
+            } else {
+                Loop::None
+            };
+        }
+        match &self.loops[row as usize] {
+            Loop::Leaves(leaves) => Some(**leaves),
+            Loop::Untried | Loop::None => None,
         }
     }
 }
@@ -467,6 +547,14 @@ impl Dfa<'_> {
         }
         let base = row as usize * 256;
         self.table[base..base + 256].copy_from_slice(&entries);
+        // Only an edge back to the state itself steps the row to itself.
+        self.loop_bytes[row as usize] = g
+            .byte_edges(&info)
+            .iter()
+            .filter(|edge| edge.target == state)
+            .flat_map(|edge| &entries[edge.lo as usize..=edge.hi as usize])
+            .filter(|&&entry| u32::from(entry) == row)
+            .count() as u16;
         self.complete[row as usize] = true;
     }
 }
@@ -483,7 +571,7 @@ pub(crate) fn classify(
     context: &[(u32, u32)],
 ) -> Classification {
     let tables = g.walk_tables.take();
-    let (classification, tables) = classify_with(g, trie, state, context, MAX_ROWS, tables);
+    let (classification, tables) = classify_with(g, trie, state, context, MAX_ROWS, false, tables);
     if let Some(tables) = tables {
         g.walk_tables.keep(tables);
     }
@@ -499,16 +587,30 @@ fn classify_with_max_rows(
     context: &[(u32, u32)],
     max_rows: usize,
 ) -> Classification {
-    classify_with(g, trie, state, context, max_rows, Tables::default()).0
+    classify_with(g, trie, state, context, max_rows, false, Tables::default()).0
 }
 
-/// [`classify`] going on with `tables`; returns them unless they hold an `OVERFLOW` entry.
+/// [`classify`] from fresh tables, taking every alive node whose row loops in bulk.
+#[cfg(test)]
+fn classify_looping_everywhere(
+    g: &EarleyGrammar,
+    trie: &TokenTrie,
+    state: u32,
+    context: &[(u32, u32)],
+) -> Classification {
+    classify_with(g, trie, state, context, MAX_ROWS, true, Tables::default()).0
+}
+
+/// [`classify`] going on with `tables`, taking in bulk the looping nodes that are
+/// [`sieve_vocab::TrieNode::wide`], or all of them with `loop_at_every_node`; returns the tables unless
+/// they hold an `OVERFLOW` entry.
 fn classify_with(
     g: &EarleyGrammar,
     trie: &TokenTrie,
     state: u32,
     context: &[(u32, u32)],
     max_rows: usize,
+    loop_at_every_node: bool,
     tables: Tables,
 ) -> (Classification, Option<Tables>) {
     let mut dfa = Dfa::new(g, state, context, max_rows, tables);
@@ -520,6 +622,7 @@ fn classify_with(
         accepted: TokenBits::new(trie.n_vocab()),
         uncertain: Vec::new(),
         fast: vec![0u32; trie.max_token_len() + 1],
+        loop_at_every_node,
     };
     walker.fast[0] = dfa.start;
     let chain = dfa.class_chain();
@@ -988,6 +1091,9 @@ struct Walker<'a> {
     /// fast[d]: the row (and `LEFT` bit) after the first d bytes of the current node's
     /// prefix.
     fast: Vec<u32>,
+    /// Every alive node whose row loops is taken in bulk ([`Walker::walk_loop`]), not only
+    /// the [`sieve_vocab::TrieNode::wide`] ones (for tests).
+    loop_at_every_node: bool,
 }
 
 impl Walker<'_> {
@@ -1128,9 +1234,11 @@ impl Walker<'_> {
         let spare_bit = self.accepted.spare_id();
         let mut n = from;
         while n < to {
-            n = self.walk_known(&dfa.table, n, to, spare_bit);
-            if n == to {
-                break;
+            if !self.loop_at_every_node {
+                n = self.walk_known(dfa, n, to, spare_bit);
+                if n == to {
+                    break;
+                }
             }
             let node = nodes[n];
             let depth = node.depth as usize;
@@ -1141,7 +1249,15 @@ impl Walker<'_> {
                 entry = dfa.step(row, node.byte);
             }
             if entry & SPECIAL == 0 {
-                self.fast[depth] = entry | (before & LEFT);
+                let entry = entry | (before & LEFT);
+                if node.wide || self.loop_at_every_node {
+                    if let Some(leaves) = dfa.self_loop(entry & ROW) {
+                        self.walk_loop(dfa, n, entry, &leaves);
+                        n = node.end as usize;
+                        continue;
+                    }
+                }
+                self.fast[depth] = entry;
                 if node.has_token() {
                     self.accept(n);
                 }
@@ -1161,11 +1277,13 @@ impl Walker<'_> {
     }
 
     /// The hot part of [`Walker::walk_nodes`]: from node `n`, while the entry of each node is
-    /// a known row (and the node has at most one token: steps along and accepts) or `DEAD`
-    /// with no exit on the way (skips the subtree). Returns the first node it cannot take
-    /// (or `to`). The table and the walker's vectors are borrowed
-    /// once here, not reloaded at every node as across the calls of the general loop.
-    fn walk_known(&mut self, table: &[Stored], mut n: usize, to: usize, spare_bit: usize) -> usize {
+    /// a known row (and the node has at most one token, and is not a wide node whose row
+    /// may loop: steps along and accepts) or `DEAD` with no exit on the way (skips the
+    /// subtree). Returns the first node it cannot take (or `to`). The table and the walker's
+    /// vectors are borrowed once here, not reloaded at every node as across the calls of
+    /// the general loop.
+    fn walk_known(&mut self, dfa: &Dfa<'_>, mut n: usize, to: usize, spare_bit: usize) -> usize {
+        let (table, loop_bytes) = (&dfa.table[..], &dfa.loop_bytes[..]);
         let nodes = self.trie.nodes();
         let fast = &mut self.fast[..];
         let accepted = &mut self.accepted;
@@ -1174,7 +1292,10 @@ impl Walker<'_> {
             let depth = node.depth as usize;
             let before = fast[depth - 1];
             let entry = u32::from(table[(before & ROW) as usize * 256 + node.byte as usize]);
-            if entry & SPECIAL == 0 && !node.shared {
+            if entry & SPECIAL == 0
+                && !node.shared
+                && !(node.wide && u32::from(loop_bytes[(entry & ROW) as usize]) >= MIN_LOOP_CLASS)
+            {
                 fast[depth] = entry | (before & LEFT);
                 accepted.insert((node.token as usize).min(spare_bit));
                 n += 1;
@@ -1186,6 +1307,43 @@ impl Walker<'_> {
             }
         }
         n
+    }
+
+    /// Walks node `n`'s subtree from `entry` (the row the walk reached at `n`, with its
+    /// `LEFT` bit), a row that steps to itself without `LEFT` on every byte `leaves` does not
+    /// mark (its loop class): the tokens below `n` whose later bytes are all in the class
+    /// stay in the row to their end and are accepted as runs of positions between the exits
+    /// ([`TokenTrie::loop_exits`]); the subtrees where a token first leaves the class are
+    /// walked from the row, as the node walk would reach them.
+    fn walk_loop(&mut self, dfa: &mut Dfa<'_>, n: usize, entry: u32, leaves: &[bool; 256]) {
+        let trie = self.trie;
+        let mut inside_from = trie.nodes()[n].pos as usize;
+        for exit in trie.loop_exits(n, leaves) {
+            let node = trie.nodes()[exit];
+            self.accept_positions(inside_from..node.pos as usize);
+            inside_from = trie.node_pos_end(exit);
+            self.fast[node.depth as usize - 1] = entry;
+            self.walk_nodes(dfa, exit, node.end as usize);
+        }
+        self.accept_positions(inside_from..trie.node_pos_end(n));
+    }
+
+    /// Sets the bits of the tokens at trie positions `positions`. A long run goes in
+    /// through the whole mask ([`TokenBits::bulk_words`]): a set that takes one is dense,
+    /// and marking each word touched would cost as much as setting the bits.
+    fn accept_positions(&mut self, positions: std::ops::Range<usize>) {
+        let ids = &self.trie.tokens()[positions];
+        if ids.len() < BULK_RUN {
+            for id in ids {
+                self.accepted.insert(id.index());
+            }
+            return;
+        }
+        let words = self.accepted.bulk_words();
+        for id in ids {
+            let id = id.index();
+            words[id / 32] |= 1 << (id % 32);
+        }
     }
 
     /// Sets the bits of the tokens whose bytes are node `n`'s prefix.
@@ -1372,6 +1530,8 @@ mod tests {
                 // Past the row cap the walk falls back to per-node frontiers.
                 let capped = classify_with_max_rows(g, trie, state, context, 3);
                 assert_eq!(capped, slow, "{label}, 3 rows");
+                let looping = classify_looping_everywhere(g, trie, state, context);
+                assert_eq!(looping, slow, "{label}, every loop in bulk");
                 checked += 1;
             }
         }
@@ -1426,6 +1586,42 @@ mod tests {
         }
     }
 
+    /// Loops that start below a token's first byte — an identifier after a keyword and a
+    /// space, a string's characters after a quote, digits after a sign — are taken in bulk
+    /// at the wide nodes where the walk reaches them, and the classification equals the
+    /// static walk's.
+    #[test]
+    fn loops_below_the_first_byte_equal_the_static_walk() {
+        let trie = TokenTrie::new(Vocabulary::embedded_default());
+        let grammars = [
+            r#"root ::= ("int" | "char") " " [a-zA-Z_] [a-zA-Z0-9_]* (";" | " = " [0-9]+ ";")"#,
+            r#"root ::= "{" ws "\"" [^"\\]* "\"" ws "}"
+ws ::= [ \t\n]*"#,
+            r#"root ::= ("-" | "+")? [0-9] [0-9]* ("." [0-9]+)? | "x" [a-z ]* "!""#,
+        ];
+        let mut looped = 0;
+        for text in grammars {
+            let grammar = sieve_gbnf::compile(text, &Default::default())
+                .unwrap_or_else(|e| panic!("{text}: {e:?}"));
+            let g = engine(&grammar).expect("compiles");
+            assert_fast_equals_reference(&g, &trie, text);
+            for state in 0..g.state_count() as u32 {
+                if g.states[state as usize].class == crate::grammar::NO_CLASS {
+                    continue;
+                }
+                let (_, tables) =
+                    classify_with(&g, &trie, state, &[], MAX_ROWS, false, Tables::default());
+                let tables = tables.expect("no overflow");
+                looped += tables
+                    .loops
+                    .iter()
+                    .filter(|l| matches!(l, Loop::Leaves(_)))
+                    .count();
+            }
+        }
+        assert!(looped > 3, "only {looped} rows taken in bulk");
+    }
+
     /// Free text up to one of several stop phrases — phrases sharing a prefix, one phrase a
     /// prefix of another, a phrase inside a longer one — has a state per partial phrase whose
     /// rows use row-local byte classes and whose text regions have odd first bytes: on each,
@@ -1465,7 +1661,8 @@ mod tests {
             if g.states[state as usize].class == crate::grammar::NO_CLASS {
                 continue;
             }
-            let (_, tables) = classify_with(&g, &trie, state, &[], MAX_ROWS, Tables::default());
+            let (_, tables) =
+                classify_with(&g, &trie, state, &[], MAX_ROWS, false, Tables::default());
             let tables = tables.expect("no overflow");
             let deepest = tables
                 .frontier_of_row
