@@ -1157,14 +1157,12 @@ impl Walker<'_> {
                 // Dies: the prefix died. Open: inside a deep subtree.
                 continue;
             }
-            let node = nodes[at];
             let entry = text.rows[chars.min(last)][exit.state as usize];
             debug_assert!(
                 entry & SPECIAL == 0,
                 "only odd first bytes enter a dead state"
             );
-            self.fast[node.depth as usize - 1] = entry;
-            self.walk_nodes(dfa, at, node.end as usize);
+            self.walk_exit(dfa, at, entry);
         }
         if text.end == ChainEnd::Open {
             let boundary = text.rows[last][Utf8State::Boundary as usize];
@@ -1215,8 +1213,7 @@ impl Walker<'_> {
                 // Dies: the prefix died in the class. Open: inside a deep subtree.
                 continue;
             }
-            self.fast[prefix] = chain.rows[prefix.min(last)];
-            self.walk_nodes(dfa, exit as usize, node.end as usize);
+            self.walk_exit(dfa, exit as usize, chain.rows[prefix.min(last)]);
         }
         if chain.end == ChainEnd::Open {
             for &deep in self.trie.region_deep(region) {
@@ -1322,10 +1319,28 @@ impl Walker<'_> {
             let node = trie.nodes()[exit];
             self.accept_positions(inside_from..node.pos as usize);
             inside_from = trie.node_pos_end(exit);
-            self.fast[node.depth as usize - 1] = entry;
-            self.walk_nodes(dfa, exit, node.end as usize);
+            self.walk_exit(dfa, exit, entry);
         }
         self.accept_positions(inside_from..trie.node_pos_end(n));
+    }
+
+    /// Walks node `at` and its subtree from `before` (the entry after its parent's prefix,
+    /// with its `LEFT` bit): where a region or a loop is left. Most such nodes settle at
+    /// their own byte — dead with no exit on the way (the subtree is rejected) or a leaf
+    /// that stays alive (its tokens are accepted) — and are decided here without entering
+    /// the node walk.
+    fn walk_exit(&mut self, dfa: &mut Dfa<'_>, at: usize, before: u32) {
+        let node = self.trie.nodes()[at];
+        let entry = u32::from(dfa.table[(before & ROW) as usize * 256 + node.byte as usize]);
+        if entry == DEAD && before & LEFT == 0 {
+            return;
+        }
+        if entry & SPECIAL == 0 && node.end as usize == at + 1 {
+            self.accept(at);
+            return;
+        }
+        self.fast[node.depth as usize - 1] = before;
+        self.walk_nodes(dfa, at, node.end as usize);
     }
 
     /// Sets the bits of the tokens at trie positions `positions`. A long run goes in
