@@ -639,7 +639,7 @@ fn classify_with(
     } else if let Some((region, chain)) = bytes() {
         walker.walk_chain(&mut dfa, &region, chain);
     } else {
-        walker.walk_nodes(&mut dfa, 0, trie.nodes().len());
+        walker.walk_first_bytes(&mut dfa);
     }
     let classification = Classification {
         accepted: walker.accepted.finish(),
@@ -1125,17 +1125,13 @@ impl Walker<'_> {
         }
         let nodes = self.trie.nodes();
         // The depth-1 nodes of the odd first bytes, as subtree ranges in pre-order.
-        let mut odd: Vec<(usize, usize)> = Vec::new();
-        if !text.odd_first_bytes.is_empty() {
-            let mut n = 0;
-            while n < nodes.len() {
-                let node = nodes[n];
-                if text.odd_first_bytes.contains(&node.byte) {
-                    odd.push((n, node.end as usize));
-                }
-                n = node.end as usize;
-            }
-        }
+        let odd: Vec<(usize, usize)> = self
+            .trie
+            .first_bytes()
+            .iter()
+            .filter(|first| text.odd_first_bytes.contains(&first.byte))
+            .map(|first| (first.node as usize, first.end as usize))
+            .collect();
         for &(from, _) in &odd {
             if lead_bytes_die && nodes[from].byte >= 0x80 {
                 continue;
@@ -1322,6 +1318,18 @@ impl Walker<'_> {
             self.walk_exit(dfa, exit, entry);
         }
         self.accept_positions(inside_from..trie.node_pos_end(n));
+    }
+
+    /// Walks the whole trie from the start: the subtrees of the first bytes the start does
+    /// not reject at once, found from the trie's [`TokenTrie::first_bytes`] (the first
+    /// bytes of most states die, and each depth-1 node sits a page or more from the next).
+    fn walk_first_bytes(&mut self, dfa: &mut Dfa<'_>) {
+        for first in self.trie.first_bytes() {
+            if dfa.entry(dfa.start, first.byte) != DEAD {
+                self.fast[0] = dfa.start;
+                self.walk_nodes(dfa, first.node as usize, first.end as usize);
+            }
+        }
     }
 
     /// Walks node `at` and its subtree from `before` (the entry after its parent's prefix,

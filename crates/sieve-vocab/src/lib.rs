@@ -51,7 +51,7 @@ pub use error::Error;
 pub use hf::VocabType;
 pub use id::TokenId;
 pub use trie::{
-    ClassRegion, RegionDepths, Step, TextDepths, TextExit, TextRegion, TokenTrie, TrieNode,
-    Utf8State, CHAIN_DEPTH, MAX_CLASS_REGIONS, WIDE_SUBTREE,
+    ClassRegion, FirstByte, RegionDepths, Step, TextDepths, TextExit, TextRegion, TokenTrie,
+    TrieNode, Utf8State, CHAIN_DEPTH, MAX_CLASS_REGIONS, WIDE_SUBTREE,
 };
 pub use vocab::{Vocabulary, DEFAULT_EOS_NAMES, MAX_N_VOCAB, MAX_TOTAL_BYTES};

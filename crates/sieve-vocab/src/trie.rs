@@ -85,6 +85,17 @@ pub struct TrieNode {
 /// How many nodes a subtree has at least for its node to be [`TrieNode::wide`].
 pub const WIDE_SUBTREE: usize = 64;
 
+/// A node of depth 1 ([`TokenTrie::first_bytes`]): a first byte and its subtree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FirstByte {
+    /// The byte.
+    pub byte: u8,
+    /// The node.
+    pub node: u32,
+    /// The node after its subtree ([`TrieNode::end`]).
+    pub end: u32,
+}
+
 impl TrieNode {
     /// The [`TrieNode::token`] of a node that is only a prefix.
     pub const NO_TOKEN: u32 = u32::MAX;
@@ -164,6 +175,8 @@ pub struct TokenTrie {
     nodes: Vec<TrieNode>,
     /// The byte of every node, apart ([`TokenTrie::node_bytes`]).
     node_bytes: Vec<u8>,
+    /// The nodes of depth 1 ([`TokenTrie::first_bytes`]).
+    first_bytes: Vec<FirstByte>,
     max_len: usize,
     n_vocab: usize,
     ids: Vec<TokenId>,
@@ -227,6 +240,7 @@ impl TokenTrie {
         }
         let nodes = build_nodes(&ids, &offsets, &bytes, &lcp);
         let node_bytes = nodes.iter().map(|node| node.byte).collect();
+        let first_bytes = first_bytes(&nodes);
         let max_len = offsets
             .windows(2)
             .map(|w| (w[1] - w[0]) as usize)
@@ -238,6 +252,7 @@ impl TokenTrie {
             ascii_first: ascii_first(&ids, &offsets, &bytes, vocab.n_vocab()),
             nodes,
             node_bytes,
+            first_bytes,
             max_len,
             n_vocab: vocab.n_vocab(),
             ids,
@@ -449,6 +464,14 @@ impl TokenTrie {
         self.max_len
     }
 
+    /// The nodes of depth 1, in order (at most 256, in a few kilobytes): a walk that rejects
+    /// most first bytes reads them here rather than jumping across the whole node array,
+    /// a page apart, to each.
+    #[inline]
+    pub fn first_bytes(&self) -> &[FirstByte] {
+        &self.first_bytes
+    }
+
     /// The distinct token prefixes in depth-first pre-order (see the module docs).
     #[inline]
     pub fn nodes(&self) -> &[TrieNode] {
@@ -600,6 +623,22 @@ impl TokenTrie {
         }
         lo
     }
+}
+
+/// The nodes of depth 1 of `nodes` ([`TokenTrie::first_bytes`]).
+fn first_bytes(nodes: &[TrieNode]) -> Vec<FirstByte> {
+    let mut first = Vec::new();
+    let mut n = 0;
+    while n < nodes.len() {
+        let node = nodes[n];
+        first.push(FirstByte {
+            byte: node.byte,
+            node: n as u32,
+            end: node.end,
+        });
+        n = node.end as usize;
+    }
+    first
 }
 
 /// The text tokens whose first byte is ASCII, as a bitmask over ids

@@ -468,6 +468,8 @@ mod trie {
         prefixes.dedup();
         let nodes = trie.nodes();
         assert_eq!(nodes.len(), prefixes.len());
+        let depth_one = prefixes.iter().filter(|p| p.len() == 1).count();
+        assert_eq!(trie.first_bytes().len(), depth_one);
         for (k, prefix) in prefixes.iter().enumerate() {
             let node = nodes[k];
             assert_eq!(node.depth as usize, prefix.len(), "node {k}");
@@ -495,6 +497,15 @@ mod trie {
                 assert_eq!(node.token, trie.token(first).as_u32(), "node {k} token");
             }
             assert_eq!(node.shared, equal.len() > 1, "node {k} shared");
+            if node.depth == 1 {
+                let first = trie.first_bytes().iter().find(|f| f.node as usize == k);
+                let expected = sieve_vocab::FirstByte {
+                    byte: node.byte,
+                    node: k as u32,
+                    end: node.end,
+                };
+                assert_eq!(first, Some(&expected), "node {k} first byte");
+            }
             let below = prefixes[k + 1..end].len();
             assert_eq!(
                 node.wide,
