@@ -1502,6 +1502,21 @@ mod tests {
         )))
     }
 
+    /// For each scannable state of `g`, the tables its classification without a context
+    /// builds from empty ones.
+    fn tables_of_each_state<'a>(
+        g: &'a EarleyGrammar,
+        trie: &'a TokenTrie,
+    ) -> impl Iterator<Item = (u32, Tables)> + 'a {
+        (0..g.state_count() as u32)
+            .filter(|&state| g.states[state as usize].class != crate::grammar::NO_CLASS)
+            .map(|state| {
+                let (_, tables) =
+                    classify_with(g, trie, state, &[], MAX_ROWS, false, Tables::default());
+                (state, tables.expect("no overflow"))
+            })
+    }
+
     /// Per rule, the states its callers return to (the targets of edges naming it).
     fn return_states(g: &EarleyGrammar) -> Vec<Vec<u32>> {
         let mut returns = vec![Vec::new(); g.start.len()];
@@ -1628,13 +1643,7 @@ ws ::= [ \t\n]*"#,
                 .unwrap_or_else(|e| panic!("{text}: {e:?}"));
             let g = engine(&grammar).expect("compiles");
             assert_fast_equals_reference(&g, &trie, text);
-            for state in 0..g.state_count() as u32 {
-                if g.states[state as usize].class == crate::grammar::NO_CLASS {
-                    continue;
-                }
-                let (_, tables) =
-                    classify_with(&g, &trie, state, &[], MAX_ROWS, false, Tables::default());
-                let tables = tables.expect("no overflow");
+            for (_, tables) in tables_of_each_state(&g, &trie) {
                 looped += tables
                     .loops
                     .iter()
@@ -1680,13 +1689,7 @@ ws ::= [ \t\n]*"#,
         let grammar = sieve_gbnf::compile(text, &Default::default()).expect("compiles");
         let g = engine(&grammar).expect("compiles");
         let mut classified = 0;
-        for state in 0..g.state_count() as u32 {
-            if g.states[state as usize].class == crate::grammar::NO_CLASS {
-                continue;
-            }
-            let (_, tables) =
-                classify_with(&g, &trie, state, &[], MAX_ROWS, false, Tables::default());
-            let tables = tables.expect("no overflow");
+        for (state, tables) in tables_of_each_state(&g, &trie) {
             let deepest = tables
                 .frontier_of_row
                 .iter()
