@@ -206,14 +206,23 @@ impl Feeder<'_> {
                         break;
                     }
                 }
+                if !accepted {
+                    verdicts.push(Verdict::Rejected);
+                    continue;
+                }
+                // The bound is read after the token's end, as `Matcher::accept_token` reads
+                // it: the end drops the items of limited rules the token takes past their
+                // limits. Ending a token cannot be undone in place, so its last byte is
+                // popped after and pushed again by a longer token that shares it.
+                parser.end_token();
                 let bound = parser.completion_bound_from(self.table, self.memo);
-                verdicts.push(if !accepted {
-                    Verdict::Rejected
-                } else if fits(bound, self.remaining, 1) {
+                verdicts.push(if fits(bound, self.remaining, 1) {
                     Verdict::Fits
                 } else {
                     Verdict::Exceeds
                 });
+                parser.pop_bytes(1);
+                depth -= 1;
             }
             Ok(())
         })();

@@ -414,11 +414,16 @@ impl Matcher {
                     }
                     break;
                 }
-                Ok(Fed::Pushed) if self.fits_after(spent) => {
+                Ok(Fed::Pushed) => {
+                    // As `accept_token` does: the token's end drops the items of limited
+                    // rules it takes past their limits, and the bound is read after it.
                     self.parser.end_token();
+                    if !self.fits_after(spent) {
+                        break;
+                    }
                     accepted += 1;
                 }
-                Ok(Fed::Pushed | Fed::Rejected) => break,
+                Ok(Fed::Rejected) => break,
                 Err(error) => {
                     self.parser.pop_bytes(self.parser.len() - start);
                     return Err(error);

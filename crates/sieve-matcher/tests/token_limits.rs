@@ -853,3 +853,49 @@ proptest::proptest! {
         }
     }
 }
+
+/// A case `random_limited_grammars_with_budgets_end_within_them` found (shrunk by proptest):
+/// at the fifth step `a` would take the limited `r1`'s occurrence past its three tokens on
+/// one parse, leaving only a longer route. `validate_tokens` read the completion bound before
+/// the token's end dropped that parse, so it accepted `a`, which the mask leaves out and
+/// `accept_token` refuses as over the budget. Both now read the bound after the token's end.
+#[test]
+fn budgeted_masks_agree_with_validation_inside_a_limited_loop() {
+    use sieve_ir::{ByteClass, Expr, GrammarBuilder};
+    let mut builder = GrammarBuilder::new();
+    let [r0, r1, r2] = ["r0", "r1", "r2"].map(|name| builder.declare(name).expect("fresh"));
+    let ab = || Expr::class(ByteClass::from_ranges([(b'a', b'b')])).expect("not empty");
+    let bytes = |text: &str| Expr::bytes(text.as_bytes().to_vec());
+    let choice = |alts: Vec<Expr>| Expr::choice(alts).expect("alternatives");
+    // r0 ::= ("b" | r0) [ab] r1 "c" ("a" | r2)
+    builder.define(
+        r0,
+        Expr::seq([
+            choice(vec![bytes("b"), Expr::rule(r0)]),
+            ab(),
+            Expr::rule(r1),
+            bytes("c"),
+            choice(vec![bytes("a"), Expr::rule(r2)]),
+        ]),
+    );
+    // r1 ::= "ab" r1 | "ab", limited to 3 tokens below
+    builder.define(
+        r1,
+        choice(vec![Expr::seq([bytes("ab"), Expr::rule(r1)]), bytes("ab")]),
+    );
+    // r2 ::= r1 | [ab] "a"
+    builder.define(
+        r2,
+        choice(vec![Expr::rule(r1), Expr::seq([ab(), bytes("a")])]),
+    );
+    let grammar = builder.build(r0).expect("valid");
+    let (grammar, compiled) = limited(grammar, 1, 3).expect("compiles");
+    let bound = Matcher::new(compiled.clone())
+        .completion_bound()
+        .expect("completable");
+    let mut matcher = Matcher::with_budget(compiled, bound + 3).expect("feasible");
+    let mut picks = vec![0, 3, 941, 44, 469];
+    picks.resize(40, 0);
+    checked_steps(&mut matcher, &picks, &grammar).expect("masks equal the oracle's");
+    assert!(matcher.is_terminated(), "no EOS within the budget");
+}
