@@ -602,8 +602,8 @@ fn classify_looping_everywhere(
 }
 
 /// [`classify`] going on with `tables`, taking in bulk the looping nodes that are
-/// [`sieve_vocab::TrieNode::wide`], or all of them with `loop_at_every_node`; returns the tables unless
-/// they hold an `OVERFLOW` entry.
+/// [`sieve_vocab::TrieNode::wide`], or all of them with `loop_at_every_node`; returns the
+/// tables unless they hold an `OVERFLOW` entry.
 fn classify_with(
     g: &EarleyGrammar,
     trie: &TokenTrie,
