@@ -99,8 +99,9 @@ pub(crate) struct Tables {
     /// Per row, its row-local classes once computed, and how many steps it took one class of
     /// the grammar's alphabet at a time.
     local: Vec<Local>,
-    /// Per row, the bytes that leave its self-loop, once asked ([`Dfa::self_loop`]).
-    loops: Vec<Loop>,
+    /// Per row that loops, the bytes that leave its self-loop, once asked
+    /// ([`Dfa::self_loop`]).
+    loops: Vec<Option<Box<Leaves>>>,
     /// Per row, how many of its known entries step it to itself.
     loop_bytes: Vec<u16>,
     misses: Vec<u8>,
@@ -119,17 +120,9 @@ enum Local {
     Classes(Vec<[u64; 4]>),
 }
 
-/// A row's self-loop (see [`Dfa::self_loop`]).
-#[derive(Clone)]
-enum Loop {
-    /// Not computed yet.
-    Untried,
-    /// Fewer than [`MIN_LOOP_CLASS`] bytes step the row to itself.
-    None,
-    /// Per byte, whether it leaves the loop: `true` unless it steps the row to itself
-    /// without `LEFT`.
-    Leaves(Box<[bool; 256]>),
-}
+/// Per byte, whether it leaves a row's self-loop: `true` unless it steps the row to itself
+/// without `LEFT` (see [`Dfa::self_loop`]).
+type Leaves = [bool; 256];
 
 /// A row whose self-loop has fewer bytes than this is never taken in bulk: below a node, the
 /// tokens that stay in a small class are few, and walking them node by node costs less than
@@ -200,7 +193,7 @@ struct Dfa<'g> {
     is_start: Vec<bool>,
     lexical_tried: Vec<bool>,
     local: Vec<Local>,
-    loops: Vec<Loop>,
+    loops: Vec<Option<Box<Leaves>>>,
     loop_bytes: Vec<u16>,
     misses: Vec<u8>,
     complete: Vec<bool>,
@@ -288,7 +281,7 @@ impl<'g> Dfa<'g> {
         self.is_start.push(start);
         self.lexical_tried.push(false);
         self.local.push(Local::Untried);
-        self.loops.push(Loop::Untried);
+        self.loops.push(None);
         self.loop_bytes.push(0);
         self.misses.push(0);
         self.complete.push(false);
@@ -433,28 +426,21 @@ impl<'g> Dfa<'g> {
     ///
     /// Until [`MIN_LOOP_CLASS`] of the entries known so far step the row to itself, the row
     /// is not filled and the answer is `None`, asked again later: most rows met at a large
-    /// subtree do not loop, and filling them would cost more than the walk saves.
-    fn self_loop(&mut self, row: u32) -> Option<[bool; 256]> {
+    /// subtree do not loop, and filling them would cost more than the walk saves. Entries
+    /// are set once, so the count never shrinks and a filled row's class is at least as big.
+    fn self_loop(&mut self, row: u32) -> Option<Leaves> {
         if u32::from(self.loop_bytes[row as usize]) < MIN_LOOP_CLASS {
             return None;
         }
-        if let Loop::Untried = self.loops[row as usize] {
+        if self.loops[row as usize].is_none() {
             self.fill_row(row);
             self.fill_bytes(row, &[u64::MAX; 4]);
             let base = row as usize * 256;
-            let leaves: [bool; 256] =
+            let leaves: Leaves =
                 std::array::from_fn(|byte| u32::from(self.table[base + byte]) != row);
-            let size = leaves.iter().filter(|&&leaves| !leaves).count();
-            self.loops[row as usize] = if size >= MIN_LOOP_CLASS as usize {
-                Loop::Leaves(Box::new(leaves))
-            } else {
-                Loop::None
-            };
+            self.loops[row as usize] = Some(Box::new(leaves));
         }
-        match &self.loops[row as usize] {
-            Loop::Leaves(leaves) => Some(**leaves),
-            Loop::Untried | Loop::None => None,
-        }
+        self.loops[row as usize].as_deref().copied()
     }
 }
 
@@ -1308,7 +1294,7 @@ impl Walker<'_> {
     /// stay in the row to their end and are accepted as runs of positions between the exits
     /// ([`TokenTrie::loop_exits`]); the subtrees where a token first leaves the class are
     /// walked from the row, as the node walk would reach them.
-    fn walk_loop(&mut self, dfa: &mut Dfa<'_>, n: usize, entry: u32, leaves: &[bool; 256]) {
+    fn walk_loop(&mut self, dfa: &mut Dfa<'_>, n: usize, entry: u32, leaves: &Leaves) {
         let trie = self.trie;
         let mut inside_from = trie.nodes()[n].pos as usize;
         for exit in trie.loop_exits(n, leaves) {
@@ -1324,9 +1310,9 @@ impl Walker<'_> {
     /// not reject at once, found from the trie's [`TokenTrie::first_bytes`] (the first
     /// bytes of most states die, and each depth-1 node sits a page or more from the next).
     fn walk_first_bytes(&mut self, dfa: &mut Dfa<'_>) {
+        self.fast[0] = dfa.start;
         for first in self.trie.first_bytes() {
             if dfa.entry(dfa.start, first.byte) != DEAD {
-                self.fast[0] = dfa.start;
                 self.walk_nodes(dfa, first.node as usize, first.end as usize);
             }
         }
@@ -1644,11 +1630,7 @@ ws ::= [ \t\n]*"#,
             let g = engine(&grammar).expect("compiles");
             assert_fast_equals_reference(&g, &trie, text);
             for (_, tables) in tables_of_each_state(&g, &trie) {
-                looped += tables
-                    .loops
-                    .iter()
-                    .filter(|l| matches!(l, Loop::Leaves(_)))
-                    .count();
+                looped += tables.loops.iter().filter(|l| l.is_some()).count();
             }
         }
         assert!(looped > 3, "only {looped} rows taken in bulk");
