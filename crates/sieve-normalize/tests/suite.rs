@@ -286,7 +286,7 @@ b2 ::= "z""#,
         assert_eq!(
             out,
             "# root: root\n\
-             root ::= [a-z] [a-z] root_repeat \",\" ([a-z]? | [a-z] [a-z] root_repeat_1?) \",\" item item item+\n\
+             root ::= [a-z] [a-z] root_repeat \",\" ([a-z] ([a-z] root_repeat_1?)?)? \",\" item item item+\n\
              item ::= \"ab\" | \"c\"\n\
              root_item ::= [a-z]\n\
              root_repeat ::= root_item{3,7}\n\

@@ -9,7 +9,9 @@
 //! - `n > T` and `m ≥ T`: `x{T} C` where `C ::= X{m-T,n-T}` is a *counted-repetition rule*
 //!   (optional, as `C?` with `C ::= X{1,n-T}`, when `m = T`). All iterations past the first
 //!   `T` share `C`'s one repetition state.
-//! - `n > T` and `m < T`: `x{m,T-1} | x{T} C?` with `C ::= X{1,n-T}`, the first branch expanded.
+//! - `n > T` and `m < T`: `x{m,T-1} | x{T} C?` with `C ::= X{1,n-T}`, written as one nest
+//!   that shares the copies of both branches: `x{2,40}` ⇒ `x x (x (x … (x C?)?…)?)?` with
+//!   `T - m` nested copies, so `T` copies of `x` in all rather than `2T - 1 - m`.
 //!
 //! The explicit copies come *before* the counted rule (the paper puts them after). Either
 //! order is exact; this one keeps the work of a mask small. Once an item of `C` completes,
@@ -18,7 +20,8 @@
 //! up to `k` positions in them beside the count: the token classification of each count
 //! then builds its own rows, where in this order it meets the rows of the counts classified
 //! before it (a 60-character string's walk-1 classifications halve), and the owner's
-//! automaton is smaller (`x{m,T-1}` and `x{T}` share their prefix).
+//! automaton is smaller (`x{m,T-1}` and `x{T}` share their prefix, in the expression too:
+//! a string's character, some forty nodes, is written out `T` times, not `2T - 1`).
 //!
 //! `X` is `x` itself for a rule reference, otherwise a fresh rule `X ::= x`. Counted rules and
 //! item rules are shared within the grammar. The paper's union of `EXPAND(min, t)` with
@@ -98,9 +101,10 @@ impl Pass {
                 Expr::seq([copies(x, t), counted])
             }
             Some(n) => {
-                let low = self.expand(x, m, t - 1);
-                let high = Expr::seq([copies(x, t), self.counted(owner, x, 0, n - t)]);
-                Expr::choice([low, high]).expect("two branches")
+                // `x{m,T-1} | x{T} C?`: after `x{m}`, either fewer than `T - m` more copies,
+                // or `T - m` of them and `C?` (which takes the case of exactly `T`).
+                let counted = self.counted(owner, x, 0, n - t);
+                Expr::seq([copies(x, m), nest(x, t - m, counted)])
             }
         }
     }
@@ -118,11 +122,7 @@ impl Pass {
 
     /// `x{m,n}` for `n <= T`: `x{m}` then a nest of `n - m` optional copies.
     fn expand(&self, x: &Expr, m: u32, n: u32) -> Expr {
-        let mut tail = Expr::empty();
-        for _ in m..n {
-            tail = Expr::optional(Expr::seq([x.clone(), tail]));
-        }
-        Expr::seq([copies(x, m), tail])
+        Expr::seq([copies(x, m), nest(x, n - m, Expr::empty())])
     }
 
     /// A reference to the counted rule `X{lo,hi}`, made optional when `lo` is 0 (the rule
@@ -169,6 +169,16 @@ impl Pass {
         self.item_rules.insert(x.clone(), id);
         id
     }
+}
+
+/// `k` nested optional copies of `x` with `innermost` after the last one:
+/// `(x (x … (x innermost)?…)?)?`, the language `x{0,k-1} | x{k} innermost`.
+fn nest(x: &Expr, k: u32, innermost: Expr) -> Expr {
+    let mut tail = innermost;
+    for _ in 0..k {
+        tail = Expr::optional(Expr::seq([x.clone(), tail]));
+    }
+    tail
 }
 
 /// `x` repeated exactly `k` times, spelled out.
