@@ -38,7 +38,7 @@
 //! rows are kept apart from the rows of the same configurations below a first byte.
 
 use foldhash::HashMap;
-use sieve_backend::{push_range, Classification, TokenBits};
+use sieve_backend::{merge_ranges, push_range, Classification, TokenBits};
 use sieve_ir::ByteClass;
 use sieve_vocab::{ClassRegion, TextRegion, TokenTrie, Utf8State, CHAIN_DEPTH};
 
@@ -1164,6 +1164,10 @@ impl Walker<'_> {
             self.fast[0] = dfa.start;
             self.walk_nodes(dfa, from, to);
         }
+        if !odd.is_empty() {
+            // The odd subtrees are walked after the exits: their uncertain ranges go in order.
+            self.uncertain = merge_ranges(std::mem::take(&mut self.uncertain));
+        }
     }
 
     /// Classifies through a class chain: the tokens made of class bytes that stay alive are
@@ -1639,7 +1643,9 @@ ws ::= [ \t\n]*"#,
     /// Free text up to one of several stop phrases — phrases sharing a prefix, one phrase a
     /// prefix of another, a phrase inside a longer one — has a state per partial phrase whose
     /// rows use row-local byte classes and whose text regions have odd first bytes: on each,
-    /// the fast walk equals the static walk.
+    /// the fast walk equals the static walk. Free text that a rule may end anywhere (`item
+    /// item`) makes the odd subtrees' tokens uncertain: their ranges must still come in
+    /// order (they were appended after the exits' until the walk merged them).
     #[test]
     fn free_text_with_partial_stop_phrases_equals_the_static_walk() {
         let trie = TokenTrie::new(Vocabulary::embedded_default());
@@ -1648,6 +1654,9 @@ ws ::= [ \t\n]*"#,
             r#"root ::= text_until("<a", "<ab>", "<abc") "x""#,
             r#"root ::= "[" text_until("]]", "]>") | "(" text_until("<|", "<|end|>") "."  "#,
             r#"root ::= (text_until("\n\n") | text_until("</think>")) "ok""#,
+            r#"root ::= text_until("sta", "ing.") "!""#,
+            r#"root ::= item item "!"
+item ::= text_until("sta") | "tes" [a-z]*"#,
         ];
         let mut checked = 0;
         for text in grammars {
