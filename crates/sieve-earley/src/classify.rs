@@ -627,9 +627,15 @@ fn classify_with(
     } else {
         walker.walk_first_bytes(&mut dfa);
     }
+    // Text and chain walks visit the exits, then the deep subtrees and the odd first bytes'
+    // subtrees, each in pre-order: their uncertain ranges are put in order once here.
+    let mut uncertain = walker.uncertain;
+    if !uncertain.is_sorted_by_key(|range| range.start) {
+        uncertain = merge_ranges(uncertain);
+    }
     let classification = Classification {
         accepted: walker.accepted.finish(),
-        uncertain: walker.uncertain,
+        uncertain,
     };
     (classification, dfa.into_tables())
 }
@@ -1163,10 +1169,6 @@ impl Walker<'_> {
         for &(from, to) in &odd {
             self.fast[0] = dfa.start;
             self.walk_nodes(dfa, from, to);
-        }
-        if !odd.is_empty() {
-            // The odd subtrees are walked after the exits: their uncertain ranges go in order.
-            self.uncertain = merge_ranges(std::mem::take(&mut self.uncertain));
         }
     }
 
