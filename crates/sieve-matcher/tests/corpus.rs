@@ -8,7 +8,7 @@
 //! text token fed byte by byte to a [`ByteMatcher`] (the Earley recogniser over bytes), tokens
 //! in sorted order sharing the bytes of their common prefix.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use sieve_matcher::{BackendKind, ByteMatcher, CompiledGrammar, Matcher, Options, Tokenizer};
 use sieve_testkit::traces::{self, Trace, TraceFile};
@@ -179,12 +179,9 @@ fn replay(
 }
 
 #[test]
-fn every_backend_replays_the_corpus_bit_for_bit() {
-    let vocab = Arc::new(Vocabulary::embedded_default().clone());
-    let tokenizer = Arc::new(Tokenizer::new(vocab));
+fn every_shipped_grammar_has_a_trace_file() {
     let files = traces::load_all();
     let grammars_dir = sieve_testkit::grammars_dir();
-    // Every shipped grammar has a trace file.
     for path in sieve_testkit::all_grammar_files() {
         let name = path
             .strip_prefix(&grammars_dir)
@@ -196,25 +193,38 @@ fn every_backend_replays_the_corpus_bit_for_bit() {
             "{name} has no trace file: run `cargo xtask record-traces`"
         );
     }
-    let mut skips = Vec::new();
-    let mut compared = 0;
-    let mut passes = vec![0usize; BackendKind::ALL.len()];
-    for (path, file) in &files {
+}
+
+/// Every backend replays every trace file bit for bit (the files on the cores, so the slow
+/// ones do not hold the rest back).
+#[test]
+fn every_backend_replays_the_corpus_bit_for_bit() {
+    let vocab = Arc::new(Vocabulary::embedded_default().clone());
+    let tokenizer = Arc::new(Tokenizer::new(vocab));
+    let files = traces::load_all();
+    let grammars_dir = sieve_testkit::grammars_dir();
+    let skips = Mutex::new(Vec::new());
+    let passes = Mutex::new(vec![0usize; BackendKind::ALL.len()]);
+    let compared = sieve_testkit::sum_in_parallel(&files, |(path, file)| {
         assert_eq!(
             path.file_name().and_then(|n| n.to_str()),
             Some(traces::file_name_for(&file.grammar).as_str()),
             "trace file named after its grammar"
         );
         let grammar = sieve_testkit::compile_any(&grammars_dir.join(&file.grammar));
-        let backends = compile_all(file, &grammar, &tokenizer, &mut skips);
+        let mut file_skips = Vec::new();
+        let backends = compile_all(file, &grammar, &tokenizer, &mut file_skips);
+        skips.lock().expect("no panic").extend(file_skips);
         assert!(
             backends.iter().any(|(b, _)| *b == BackendKind::Earley),
             "{}: the default backend compiles every shipped grammar",
             file.grammar
         );
+        let mut compared = 0;
         for trace in &file.traces {
             compared += replay(file, trace, &grammar, &backends);
         }
+        let mut passes = passes.lock().expect("no panic");
         for (backend, _) in &backends {
             let index = BackendKind::ALL
                 .iter()
@@ -222,10 +232,12 @@ fn every_backend_replays_the_corpus_bit_for_bit() {
                 .expect("known");
             passes[index] += 1;
         }
-    }
-    for skip in &skips {
+        compared
+    });
+    for skip in skips.into_inner().expect("no panic") {
         println!("skip: {skip}");
     }
+    let passes = passes.into_inner().expect("no panic");
     for (backend, passed) in BackendKind::ALL.iter().zip(&passes) {
         println!("{backend}: {passed} of {} grammars replayed", files.len());
     }

@@ -1,7 +1,9 @@
 //! Test support shared by the suites of several crates: the grammars shipped in `grammars/`,
 //! small vocabularies with a tokenizer for mask walks ([`substring_vocabulary`],
 //! [`greedy_tokenize`]), brute-force masks through the backend seam ([`brute_force_mask`],
-//! [`next_token`]), random small grammars for property tests ([`random`]), and the backend corpus of recorded token traces ([`traces`]).
+//! [`next_token`]), random small grammars for property tests ([`random`]), the backend corpus
+//! of recorded token traces ([`traces`]), and [`sum_in_parallel`] for suites whose cases are
+//! independent.
 //!
 //! Only dev-dependencies use this crate. Its functions panic with a clear message on a missing
 //! or broken corpus file, since that is a broken test set-up, not an input to report.
@@ -10,6 +12,7 @@
 //! (otherwise the root is `root`).
 
 mod masks;
+mod parallel;
 pub mod random;
 pub mod traces;
 mod vocab;
@@ -17,6 +20,7 @@ mod vocab;
 use std::path::{Path, PathBuf};
 
 pub use masks::{brute_force_mask, next_token};
+pub use parallel::sum_in_parallel;
 pub use vocab::{greedy_tokenize, substring_vocabulary};
 
 use sieve_ir::Grammar;
