@@ -203,13 +203,15 @@ fn masks_equal_brute_force_on_every_grammar_with_o200k_base() {
             .unwrap_or_else(|e| panic!("{}: {e}", manifest.display())),
     );
     let tokenizer = Arc::new(Tokenizer::new(vocab.clone()));
-    for path in grammar_files() {
-        let grammar = compile_file(&path);
+    let files = grammar_files();
+    // The grammars on the cores: the oracle costs 200k checks a step.
+    let walked = sieve_testkit::sum_in_parallel(&files, |path| {
+        let grammar = compile_file(path);
         let compiled = Arc::new(
             CompiledGrammar::new(&grammar, tokenizer.clone(), &Options::default())
                 .expect("compiles"),
         );
-        // One sentence per grammar keeps CI's budget; the oracle costs 200k checks a step.
+        // One sentence per grammar keeps CI's budget.
         let sentences = samples(&grammar, 1);
         assert!(!sentences.is_empty(), "{}: no samples", path.display());
         for (i, sentence) in sentences.iter().enumerate() {
@@ -219,7 +221,9 @@ fn masks_equal_brute_force_on_every_grammar_with_o200k_base() {
                 &format!("o200k_base {} #{i}", path.display()),
             );
         }
-    }
+        1
+    });
+    assert_eq!(walked, files.len());
 }
 
 /// Independent of the Earley recogniser: a token is allowed iff the reference recogniser says
