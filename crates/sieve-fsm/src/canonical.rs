@@ -55,7 +55,7 @@ fn canonicalize_with(
     let mut new_id = vec![u32::MAX; accepting.len()];
     let mut order = vec![start];
     new_id[start] = 0;
-    let mut states = Vec::with_capacity(accepting.len());
+    let mut fsm = Fsm::with_capacity(accepting.len(), deterministic);
     let (mut raw, mut ranges, mut merged) = (Vec::new(), Vec::new(), Vec::new());
     let mut next = 0;
     while next < order.len() {
@@ -63,23 +63,24 @@ fn canonicalize_with(
         raw.clear();
         edges(s, &mut raw);
         merge(&raw, &mut ranges, &mut merged);
-        let mut out: Vec<Edge> = Vec::with_capacity(merged.len());
-        for &(label, t) in &merged {
-            let t = t as usize;
-            if new_id[t] == u32::MAX {
-                new_id[t] = u32::try_from(order.len()).expect("bounded by the limits");
-                order.push(t);
+        fsm.push_state(accepting[s], |out| {
+            let first = out.len();
+            for &(label, t) in &merged {
+                let t = t as usize;
+                if new_id[t] == u32::MAX {
+                    new_id[t] = u32::try_from(order.len()).expect("bounded by the limits");
+                    order.push(t);
+                }
+                out.push(Edge {
+                    label,
+                    target: StateId::from_index(new_id[t] as usize),
+                });
             }
-            out.push(Edge {
-                label,
-                target: StateId::from_index(new_id[t] as usize),
-            });
-        }
-        out.sort_unstable();
-        states.push((accepting[s], out));
+            out[first..].sort_unstable();
+        });
         next += 1;
     }
-    Fsm::from_parts(states, deterministic)
+    fsm.finish()
 }
 
 /// One state's edges with byte ranges to the same target merged into maximal ranges,

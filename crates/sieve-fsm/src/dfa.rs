@@ -87,7 +87,8 @@ impl Alphabet {
         rules.sort();
         rules.dedup();
         let mut class_of = [0u32; 256];
-        let mut labels = Vec::new();
+        let intervals = 1 + cut[1..256].iter().filter(|&&c| c).count();
+        let mut labels = Vec::with_capacity(intervals + rules.len());
         let mut lo = 0usize;
         for b in 0..256usize {
             if b > 0 && cut[b] {
@@ -97,7 +98,7 @@ impl Alphabet {
             class_of[b] = u32::try_from(labels.len()).expect("at most 256 intervals");
         }
         labels.push(byte_label(lo, 255));
-        let intervals = labels.len();
+        debug_assert_eq!(labels.len(), intervals);
         labels.extend(rules.iter().map(|&r| Label::Rule(r)));
         Alphabet {
             class_of,
@@ -147,7 +148,27 @@ struct Scratch {
     /// `symbols` lists the symbols in use.
     by_symbol: Vec<Vec<u32>>,
     symbols: Vec<u32>,
+    /// [`minimize`]'s other working memory.
+    refine: Refinement,
 }
+
+/// The working memory of one [`minimize`] call besides its symbol buckets: the incoming edges
+/// grouped by target, the partition, and the work list of splitters.
+#[derive(Default)]
+struct Refinement {
+    /// Target `t`'s incoming edges are `incoming[first[t]..first[t + 1]]`.
+    first: Vec<usize>,
+    fill: Vec<usize>,
+    /// `(symbol, source)` pairs.
+    incoming: Vec<(u32, u32)>,
+    partition: Partition,
+    in_work: Vec<bool>,
+    work: Vec<u32>,
+    splits: Vec<(u32, u32)>,
+}
+
+/// The most states (and twice as many edges) [`determinize`] makes room for before it starts.
+const SMALL_DFA: usize = 32;
 
 /// The end of a hash chain in [`Scratch::chain`].
 const NONE: u32 = u32::MAX;
@@ -164,6 +185,8 @@ impl Scratch {
             || self.by_hash.capacity() > KEPT_SCRATCH
             || self.buckets.iter().any(|b| b.capacity() > KEPT_SCRATCH)
             || self.by_symbol.iter().any(|b| b.capacity() > KEPT_SCRATCH)
+            || self.refine.incoming.capacity() > KEPT_SCRATCH
+            || self.refine.partition.elems.capacity() > KEPT_SCRATCH
     }
 }
 
@@ -262,9 +285,14 @@ fn determinize_with(nfa: &Nfa, limit: usize, scratch: &mut Scratch) -> Option<Df
     key_of(&[nfa.start], closure, closed, key);
     intern(key, set_states, set_first)?;
 
+    // Room for a small rule's automaton at once (most are a few states), so that filling it
+    // does not grow the vectors step by step.
+    let room = nfa.len().min(SMALL_DFA);
+    let mut first = Vec::with_capacity(room + 1);
+    first.push(0);
     let mut dfa = Dfa {
-        first: vec![0],
-        edges: Vec::new(),
+        first,
+        edges: Vec::with_capacity(2 * room),
         accepting: Vec::new(),
         labels: Vec::new(),
     };
@@ -331,21 +359,44 @@ fn determinize_with(nfa: &Nfa, limit: usize, scratch: &mut Scratch) -> Option<Df
 
 /// The minimal DFA of `dfa`'s language (Hopcroft), started at state `0`.
 pub(crate) fn minimize(dfa: &Dfa) -> Dfa {
-    with_scratch(|scratch| minimize_with(dfa, &mut scratch.by_symbol, &mut scratch.symbols))
+    with_scratch(|scratch| {
+        minimize_with(
+            dfa,
+            &mut scratch.by_symbol,
+            &mut scratch.symbols,
+            &mut scratch.refine,
+        )
+    })
 }
 
-fn minimize_with(dfa: &Dfa, by_symbol: &mut Vec<Vec<u32>>, symbols: &mut Vec<u32>) -> Dfa {
+fn minimize_with(
+    dfa: &Dfa,
+    by_symbol: &mut Vec<Vec<u32>>,
+    symbols: &mut Vec<u32>,
+    refine: &mut Refinement,
+) -> Dfa {
     let n = dfa.len();
+    let Refinement {
+        first,
+        fill,
+        incoming,
+        partition,
+        in_work,
+        work,
+        splits,
+    } = refine;
     // Incoming edges, grouped by target: (symbol, source), `incoming[first[t]..first[t + 1]]`.
-    let mut first = vec![0usize; n + 1];
+    first.clear();
+    first.resize(n + 1, 0);
     for &(_, t) in &dfa.edges {
         first[t as usize + 1] += 1;
     }
     for t in 0..n {
         first[t + 1] += first[t];
     }
-    let mut fill = first.clone();
-    let mut incoming = vec![(0u32, 0u32); first[n]];
+    fill.clone_from(first);
+    incoming.clear();
+    incoming.resize(first[n], (0, 0));
     for s in 0..n {
         for &(sym, t) in dfa.out(s) {
             incoming[fill[t as usize]] = (sym, u32::try_from(s).expect("bounded"));
@@ -353,15 +404,14 @@ fn minimize_with(dfa: &Dfa, by_symbol: &mut Vec<Vec<u32>>, symbols: &mut Vec<u32
         }
     }
 
-    let mut partition = Partition::new(&dfa.accepting);
-    let mut in_work: Vec<bool> = vec![true; partition.block_count()];
-    let mut work: Vec<u32> = (0..partition.block_count())
-        .map(|b| u32::try_from(b).expect("bounded"))
-        .collect();
+    partition.reset(&dfa.accepting);
+    in_work.clear();
+    in_work.resize(partition.block_count(), true);
+    work.clear();
+    work.extend((0..partition.block_count()).map(|b| u32::try_from(b).expect("bounded")));
     if by_symbol.len() < dfa.labels.len() {
         by_symbol.resize_with(dfa.labels.len(), Vec::new);
     }
-    let mut splits: Vec<(u32, u32)> = Vec::new();
     while let Some(splitter) = work.pop() {
         in_work[splitter as usize] = false;
         // The splitter's preimage, bucketed by symbol. Marking is idempotent, so a source
@@ -381,8 +431,8 @@ fn minimize_with(dfa: &Dfa, by_symbol: &mut Vec<Vec<u32>>, symbols: &mut Vec<u32
                 partition.mark(s);
             }
             by_symbol[sym as usize].clear();
-            partition.split_marked(&mut splits);
-            for &(old, new) in &splits {
+            partition.split_marked(splits);
+            for &(old, new) in splits.iter() {
                 in_work.push(false);
                 let (old, new) = (old as usize, new as usize);
                 if in_work[old] {
@@ -404,26 +454,28 @@ fn minimize_with(dfa: &Dfa, by_symbol: &mut Vec<Vec<u32>>, symbols: &mut Vec<u32
 
     // Block of the start state becomes state 0; others keep their relative order.
     let blocks = partition.block_count();
-    let mut order: Vec<usize> = (0..blocks).collect();
     let start_block = partition.block_of[0] as usize;
-    order.swap(0, start_block);
-    let mut new_id = vec![0u32; blocks];
-    for (i, &b) in order.iter().enumerate() {
-        new_id[b] = u32::try_from(i).expect("bounded");
-    }
+    // Output state `i` is block `swap(i)`; a swap is its own inverse, so block `b` is output
+    // state `swap(b)`.
+    let swap = |b: usize| match b {
+        0 => start_block,
+        b if b == start_block => 0,
+        b => b,
+    };
+    let new_id = |b: usize| u32::try_from(swap(b)).expect("bounded");
     let mut min = Dfa {
         first: Vec::with_capacity(blocks + 1),
-        edges: Vec::new(),
+        edges: Vec::with_capacity(dfa.edges.len()),
         accepting: Vec::with_capacity(blocks),
         labels: dfa.labels.clone(),
     };
     min.first.push(0);
-    for &b in &order {
+    for b in (0..blocks).map(swap) {
         let rep = partition.members(u32::try_from(b).expect("bounded"))[0] as usize;
         min.edges.extend(
             dfa.out(rep)
                 .iter()
-                .map(|&(sym, t)| (sym, new_id[partition.block_of[t as usize] as usize])),
+                .map(|&(sym, t)| (sym, new_id(partition.block_of[t as usize] as usize))),
         );
         min.end_state();
         min.accepting.push(dfa.accepting[rep]);
@@ -433,6 +485,7 @@ fn minimize_with(dfa: &Dfa, by_symbol: &mut Vec<Vec<u32>>, symbols: &mut Vec<u32
 
 /// A partition of states `0..n` into blocks stored as contiguous runs of one permutation, so
 /// marking a state and splitting a block cost time proportional to the marked states.
+#[derive(Default)]
 struct Partition {
     elems: Vec<u32>,
     pos: Vec<u32>,
@@ -445,42 +498,43 @@ struct Partition {
 }
 
 impl Partition {
-    /// The partition into accepting and non-accepting states (empty blocks left out).
-    fn new(accepting: &[bool]) -> Partition {
+    /// Makes this the partition into accepting and non-accepting states (empty blocks left
+    /// out), keeping only the capacity of what it held.
+    fn reset(&mut self, accepting: &[bool]) {
         let n = accepting.len();
-        let mut elems: Vec<u32> = Vec::with_capacity(n);
         let to_u32 = |i: usize| u32::try_from(i).expect("bounded");
-        elems.extend((0..n).filter(|&s| accepting[s]).map(to_u32));
-        let split = elems.len();
-        elems.extend((0..n).filter(|&s| !accepting[s]).map(to_u32));
-        let mut pos = vec![0u32; n];
-        for (i, &s) in elems.iter().enumerate() {
-            pos[s as usize] = to_u32(i);
+        self.elems.clear();
+        self.elems
+            .extend((0..n).filter(|&s| accepting[s]).map(to_u32));
+        let split = self.elems.len();
+        self.elems
+            .extend((0..n).filter(|&s| !accepting[s]).map(to_u32));
+        self.pos.clear();
+        self.pos.resize(n, 0);
+        for (i, &s) in self.elems.iter().enumerate() {
+            self.pos[s as usize] = to_u32(i);
         }
-        let mut bounds = vec![0];
-        if split > 0 && split < n {
-            bounds.push(split);
-        }
-        bounds.push(n);
-        let mut p = Partition {
-            elems,
-            pos,
-            block_of: vec![0; n],
-            start: Vec::new(),
-            mid: Vec::new(),
-            end: Vec::new(),
-            touched: Vec::new(),
+        self.block_of.clear();
+        self.block_of.resize(n, 0);
+        self.start.clear();
+        self.mid.clear();
+        self.end.clear();
+        self.touched.clear();
+        // One block, unless both kinds of states are present.
+        let cut = (split > 0 && split < n).then_some(split);
+        let blocks = match cut {
+            Some(split) => [Some(0..split), Some(split..n)],
+            None => [Some(0..n), None],
         };
-        for w in bounds.windows(2) {
-            let b = to_u32(p.start.len());
-            p.start.push(to_u32(w[0]));
-            p.mid.push(to_u32(w[0]));
-            p.end.push(to_u32(w[1]));
-            for i in w[0]..w[1] {
-                p.block_of[p.elems[i] as usize] = b;
+        for range in blocks.into_iter().flatten() {
+            let b = to_u32(self.start.len());
+            self.start.push(to_u32(range.start));
+            self.mid.push(to_u32(range.start));
+            self.end.push(to_u32(range.end));
+            for i in range {
+                self.block_of[self.elems[i] as usize] = b;
             }
         }
-        p
     }
 
     fn block_count(&self) -> usize {

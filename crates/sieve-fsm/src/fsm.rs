@@ -105,26 +105,32 @@ pub struct Fsm {
 }
 
 impl Fsm {
-    /// Builds an automaton from per-state `(accepting, edges)`; state `0` is the start.
-    pub(crate) fn from_parts(states: Vec<(bool, Vec<Edge>)>, deterministic: bool) -> Fsm {
-        let mut records = Vec::with_capacity(states.len() + 1);
-        let mut edges = Vec::new();
-        for (accepting, out) in states {
-            records.push(StateRecord {
-                first_edge: u32::try_from(edges.len()).expect("edge count is checked"),
-                accepting,
-            });
-            edges.extend(out);
-        }
-        records.push(StateRecord {
-            first_edge: u32::try_from(edges.len()).expect("edge count is checked"),
-            accepting: false,
-        });
+    /// An automaton without states, to be filled by [`Fsm::push_state`] in state order (state
+    /// `0`, the start, first) and closed by [`Fsm::finish`]; room for `states` states.
+    pub(crate) fn with_capacity(states: usize, deterministic: bool) -> Fsm {
         Fsm {
-            states: records,
-            edges,
+            states: Vec::with_capacity(states + 1),
+            edges: Vec::new(),
             deterministic,
         }
+    }
+
+    /// Adds the next state, whose edges `edges` then appends (sorted by label, then target).
+    pub(crate) fn push_state(&mut self, accepting: bool, edges: impl FnOnce(&mut Vec<Edge>)) {
+        self.states.push(StateRecord {
+            first_edge: u32::try_from(self.edges.len()).expect("edge count is checked"),
+            accepting,
+        });
+        edges(&mut self.edges);
+    }
+
+    /// Closes the states pushed with the sentinel record.
+    pub(crate) fn finish(mut self) -> Fsm {
+        self.states.push(StateRecord {
+            first_edge: u32::try_from(self.edges.len()).expect("edge count is checked"),
+            accepting: false,
+        });
+        self
     }
 
     /// This automaton with every rule label `r` replaced by `rename(r)`. `rename` must be

@@ -269,3 +269,32 @@ fn a_construction_stopped_at_its_limit_leaves_nothing_behind() {
         assert!(determinize(&big, 8).is_none());
     }
 }
+
+/// Minimisation keeps its partition and edge lists per thread between calls: after a larger
+/// automaton (more states, blocks and splits), a smaller one minimises as on a fresh thread.
+#[test]
+fn a_minimisation_after_a_larger_one_equals_a_fresh_one() {
+    let ab = || Expr::class(ByteClass::range(b'a', b'b')).unwrap();
+    // `(a|b)* a (a|b){n}`: its minimal DFA has 2^(n+1) states, and every block splits.
+    let suffix = |n: usize| {
+        let mut items = vec![Expr::star(ab()), Expr::bytes(b"a".to_vec())];
+        items.extend((0..n).map(|_| ab()));
+        Expr::seq(items)
+    };
+    let minimal = |body: &Expr| {
+        let nfa = thompson(body, "root", None).unwrap();
+        canonicalize_dfa(&minimize(&determinize(&nfa, usize::MAX).unwrap()))
+    };
+    let large = minimal(&suffix(6));
+    assert_eq!(large.state_count(), 128);
+    for body in [suffix(2), Expr::bytes(b"ab".to_vec()), suffix(0)] {
+        let fresh = std::thread::spawn({
+            let body = body.clone();
+            move || minimal(&body)
+        })
+        .join()
+        .unwrap();
+        assert_eq!(minimal(&suffix(6)), large);
+        assert_eq!(minimal(&body), fresh);
+    }
+}
