@@ -127,6 +127,12 @@ const JSON_STRING_CLASSES: [[u64; 4]; 2] = [
     [0xffff_fffb_0000_0000, 0x7fff_ffff_efff_ffff, 0, 0],
 ];
 
+/// Every ASCII byte but `<`, as a `[u64; 4]` bit set: the ASCII characters of free text until
+/// a tag. Every tag-based tool-call format (Qwen's `<tool_call>`, Llama's `<|python_tag|>`,
+/// Harmony's `<|channel|>`, DeepSeek's, Kimi's, …) triggers on `<`, so free text before a
+/// trigger reads this class.
+const FREE_TEXT_CLASS: [u64; 4] = [!(1 << b'<'), u64::MAX, 0, 0];
+
 /// The byte budget of a [`Tokenizer`]'s cache of rule automata (see [`Options::share_automata`]).
 pub const DEFAULT_AUTOMATA_BYTES: usize = 64 << 20;
 
@@ -147,11 +153,15 @@ impl Tokenizer {
         // Schemas and llama.cpp's json.gbnf write them): their regions — as bytes, and as
         // UTF-8 text, whole and cut by length for bounded strings — are prepared with the
         // trie, as llguidance prepares its token slices when it loads a tokenizer, so the
-        // first mask inside a string does not pay for them.
+        // first mask inside a string does not pay for them. So is the text region of free
+        // text until a tag (`FREE_TEXT_CLASS`).
         for class in JSON_STRING_CLASSES {
             trie.class_region(&class);
             trie.text_depths(&trie.text_region(&class));
         }
+        // Free text until a tag is unbounded: its region whole is enough (about 60 µs for
+        // o200k_base, otherwise paid by the first free-text mask of the process).
+        trie.text_region(&FREE_TEXT_CLASS);
         Tokenizer {
             vocab,
             trie: Arc::new(trie),
@@ -360,7 +370,15 @@ impl CompiledGrammar {
 
 #[cfg(test)]
 mod tests {
-    use super::JSON_STRING_CLASSES;
+    use super::{FREE_TEXT_CLASS, JSON_STRING_CLASSES};
+
+    #[test]
+    fn the_free_text_class_is_ascii_without_the_tag_opener() {
+        for byte in 0..=255u8 {
+            let member = FREE_TEXT_CLASS[byte as usize / 64] & (1 << (byte % 64)) != 0;
+            assert_eq!(member, byte < 0x80 && byte != b'<', "byte {byte:#x}");
+        }
+    }
 
     #[test]
     fn json_string_classes_are_printable_ascii_without_quote_and_backslash() {
