@@ -244,28 +244,44 @@ fn a_large_alternation_met_again_is_spliced_in_smaller_and_counted_at_its_plain_
     assert_eq!(built(&body), stages(&body)[0]);
 }
 
+/// `[ab]`.
+fn a_or_b() -> Expr {
+    Expr::class(ByteClass::range(b'a', b'b')).unwrap()
+}
+
+/// `[ab]* a [ab]{n}`: the strings whose `n + 1`-th byte from the end is `a`. Its minimal DFA
+/// has `2^(n + 1)` states (every block of the partition splits), and the subset construction
+/// reaches all of them.
+fn a_then_n_more(n: usize) -> Expr {
+    let mut items = vec![Expr::star(a_or_b()), Expr::bytes(b"a".to_vec())];
+    items.extend((0..n).map(|_| a_or_b()));
+    Expr::seq(items)
+}
+
+/// The minimal DFA of `body`, canonical.
+fn minimal(body: &Expr) -> Fsm {
+    let nfa = thompson(body, "root", None).unwrap();
+    canonicalize_dfa(&minimize(&determinize(&nfa, usize::MAX).unwrap()))
+}
+
+/// `minimal(body)` on a thread of its own, whose scratch memory is fresh.
+fn minimal_on_a_fresh_thread(body: &Expr) -> Fsm {
+    let body = body.clone();
+    std::thread::spawn(move || minimal(&body)).join().unwrap()
+}
+
 /// The subset construction keeps its working memory per thread between calls: one that stops
 /// at its state limit must leave nothing behind for the next, on any NFA.
 #[test]
 fn a_construction_stopped_at_its_limit_leaves_nothing_behind() {
-    let ab = || Expr::class(ByteClass::range(b'a', b'b')).unwrap();
-    let exploding = |n: usize| {
-        let mut items = vec![Expr::star(ab()), Expr::bytes(b"a".to_vec())];
-        items.extend((0..n).map(|_| ab()));
-        Expr::seq(items)
-    };
-    let big = thompson(&exploding(5), "root", None).unwrap();
+    let big = thompson(&a_then_n_more(5), "root", None).unwrap();
     assert!(determinize(&big, 8).is_none());
-    for body in [exploding(5), exploding(3), Expr::bytes(b"ab".to_vec())] {
-        let nfa = thompson(&body, "root", None).unwrap();
-        let fresh = std::thread::spawn({
-            let nfa = nfa.clone();
-            move || canonicalize_dfa(&minimize(&determinize(&nfa, usize::MAX).unwrap()))
-        })
-        .join()
-        .unwrap();
-        let here = canonicalize_dfa(&minimize(&determinize(&nfa, usize::MAX).unwrap()));
-        assert_eq!(here, fresh);
+    for body in [
+        a_then_n_more(5),
+        a_then_n_more(3),
+        Expr::bytes(b"ab".to_vec()),
+    ] {
+        assert_eq!(minimal(&body), minimal_on_a_fresh_thread(&body));
         assert!(determinize(&big, 8).is_none());
     }
 }
@@ -274,27 +290,14 @@ fn a_construction_stopped_at_its_limit_leaves_nothing_behind() {
 /// automaton (more states, blocks and splits), a smaller one minimises as on a fresh thread.
 #[test]
 fn a_minimisation_after_a_larger_one_equals_a_fresh_one() {
-    let ab = || Expr::class(ByteClass::range(b'a', b'b')).unwrap();
-    // `(a|b)* a (a|b){n}`: its minimal DFA has 2^(n+1) states, and every block splits.
-    let suffix = |n: usize| {
-        let mut items = vec![Expr::star(ab()), Expr::bytes(b"a".to_vec())];
-        items.extend((0..n).map(|_| ab()));
-        Expr::seq(items)
-    };
-    let minimal = |body: &Expr| {
-        let nfa = thompson(body, "root", None).unwrap();
-        canonicalize_dfa(&minimize(&determinize(&nfa, usize::MAX).unwrap()))
-    };
-    let large = minimal(&suffix(6));
+    let large = minimal(&a_then_n_more(6));
     assert_eq!(large.state_count(), 128);
-    for body in [suffix(2), Expr::bytes(b"ab".to_vec()), suffix(0)] {
-        let fresh = std::thread::spawn({
-            let body = body.clone();
-            move || minimal(&body)
-        })
-        .join()
-        .unwrap();
-        assert_eq!(minimal(&suffix(6)), large);
-        assert_eq!(minimal(&body), fresh);
+    for body in [
+        a_then_n_more(2),
+        Expr::bytes(b"ab".to_vec()),
+        a_then_n_more(0),
+    ] {
+        assert_eq!(minimal(&a_then_n_more(6)), large);
+        assert_eq!(minimal(&body), minimal_on_a_fresh_thread(&body));
     }
 }
