@@ -186,6 +186,7 @@ impl Scratch {
             || self.buckets.iter().any(|b| b.capacity() > KEPT_SCRATCH)
             || self.by_symbol.iter().any(|b| b.capacity() > KEPT_SCRATCH)
             || self.refine.incoming.capacity() > KEPT_SCRATCH
+            // The partition's other vectors and the work list grow with its elements.
             || self.refine.partition.elems.capacity() > KEPT_SCRATCH
     }
 }
@@ -462,7 +463,6 @@ fn minimize_with(
         b if b == start_block => 0,
         b => b,
     };
-    let new_id = |b: usize| u32::try_from(swap(b)).expect("bounded");
     let mut min = Dfa {
         first: Vec::with_capacity(blocks + 1),
         edges: Vec::with_capacity(dfa.edges.len()),
@@ -472,11 +472,10 @@ fn minimize_with(
     min.first.push(0);
     for b in (0..blocks).map(swap) {
         let rep = partition.members(u32::try_from(b).expect("bounded"))[0] as usize;
-        min.edges.extend(
-            dfa.out(rep)
-                .iter()
-                .map(|&(sym, t)| (sym, new_id(partition.block_of[t as usize] as usize))),
-        );
+        min.edges.extend(dfa.out(rep).iter().map(|&(sym, t)| {
+            let block = partition.block_of[t as usize] as usize;
+            (sym, u32::try_from(swap(block)).expect("bounded"))
+        }));
         min.end_state();
         min.accepting.push(dfa.accepting[rep]);
     }
@@ -521,19 +520,23 @@ impl Partition {
         self.end.clear();
         self.touched.clear();
         // One block, unless both kinds of states are present.
-        let cut = (split > 0 && split < n).then_some(split);
-        let blocks = match cut {
-            Some(split) => [Some(0..split), Some(split..n)],
-            None => [Some(0..n), None],
-        };
-        for range in blocks.into_iter().flatten() {
-            let b = to_u32(self.start.len());
-            self.start.push(to_u32(range.start));
-            self.mid.push(to_u32(range.start));
-            self.end.push(to_u32(range.end));
-            for i in range {
-                self.block_of[self.elems[i] as usize] = b;
-            }
+        if split > 0 && split < n {
+            self.push_block(0..split);
+            self.push_block(split..n);
+        } else {
+            self.push_block(0..n);
+        }
+    }
+
+    /// Adds the block of the members at `range` in `elems`.
+    fn push_block(&mut self, range: std::ops::Range<usize>) {
+        let to_u32 = |i: usize| u32::try_from(i).expect("bounded");
+        let b = to_u32(self.start.len());
+        self.start.push(to_u32(range.start));
+        self.mid.push(to_u32(range.start));
+        self.end.push(to_u32(range.end));
+        for i in range {
+            self.block_of[self.elems[i] as usize] = b;
         }
     }
 
