@@ -9,15 +9,17 @@
 
 use sieve_ir::{Expr, ExprKind, Grammar};
 
+use crate::components::Components;
+
 fn least_fixpoint(grammar: &Grammar, holds: impl Fn(&Expr, &[bool]) -> bool) -> Vec<bool> {
     let rules = grammar.rules();
     let mut facts = vec![false; rules.len()];
     // Callees first: a rule outside any cycle is decided in one look, a cycle is iterated on
     // its own until nothing changes.
-    for (members, cyclic) in components_callees_first(grammar) {
+    for (members, cyclic) in Components::of(grammar).iter() {
         loop {
             let mut changed = false;
-            for &index in &members {
+            for &index in members {
                 if !facts[index] && holds(rules[index].body(), &facts) {
                     facts[index] = true;
                     changed = true;
@@ -111,38 +113,4 @@ fn expr_derives_nonempty(expr: &Expr, facts: &[bool]) -> bool {
 /// gone (every atom left can then be reached and used); before that, an over-approximation.
 pub(crate) fn derives_nonempty(grammar: &Grammar) -> Vec<bool> {
     least_fixpoint(grammar, expr_derives_nonempty)
-}
-
-/// The strongly connected components of the reference graph (rule `A` → rule `B` when `A`'s
-/// body names `B`), callees first: every rule a component refers to outside itself is in an
-/// earlier component. Each component lists rule indices, and says whether it is a cycle (more
-/// than one rule, or one rule naming itself).
-pub(crate) fn components_callees_first(grammar: &Grammar) -> Vec<(Vec<usize>, bool)> {
-    use petgraph::graph::{DiGraph, NodeIndex};
-
-    let count = grammar.rules().len();
-    let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(count, 0);
-    for _ in 0..count {
-        graph.add_node(());
-    }
-    let mut self_referencing = vec![false; count];
-    for id in grammar.rule_ids() {
-        grammar.rule(id).body().for_each_ref(&mut |target| {
-            self_referencing[id.index()] |= target == id;
-            graph.add_edge(
-                NodeIndex::new(id.index()),
-                NodeIndex::new(target.index()),
-                (),
-            );
-        });
-    }
-    // Tarjan's algorithm yields components in postorder: callees first.
-    petgraph::algo::tarjan_scc(&graph)
-        .into_iter()
-        .map(|component| {
-            let members: Vec<usize> = component.iter().map(|node| node.index()).collect();
-            let cyclic = members.len() > 1 || self_referencing[members[0]];
-            (members, cyclic)
-        })
-        .collect()
 }

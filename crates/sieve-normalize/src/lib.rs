@@ -34,6 +34,7 @@
 //! grammar in that final form: consumers may rely on the contract without checking it.
 
 mod analysis;
+mod components;
 mod flat;
 mod limits;
 pub mod passes;

@@ -20,6 +20,7 @@
 
 use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 
+use crate::components::Components;
 use crate::NormalizeError;
 
 /// One rule's equation over the rules of its component: `terms[j]` is the choice of prefixes
@@ -43,10 +44,11 @@ pub(crate) fn solve(
         .map(|i| grammar.rule(rule_id(i)).body().clone())
         .collect();
     let mut dead = vec![false; n];
-    for (mut members, cyclic) in crate::analysis::components_callees_first(grammar) {
+    for (members, cyclic) in Components::of(grammar).iter() {
         if !cyclic {
             continue;
         }
+        let mut members = members.to_vec();
         members.sort_unstable();
         let not_regular = |i: usize| NormalizeError::NotRegular {
             rule: limited.to_owned(),

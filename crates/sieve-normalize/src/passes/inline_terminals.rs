@@ -26,7 +26,7 @@
 
 use sieve_ir::{Expr, Grammar};
 
-use crate::{analysis, is_counted_rule, rebuild::Draft, Config, NormalizeError};
+use crate::{components::Components, is_counted_rule, rebuild::Draft, Config, NormalizeError};
 
 /// The largest terminal rule body, in expression nodes, that is inlined.
 pub const MAX_INLINED_SIZE: usize = 128;
@@ -36,12 +36,12 @@ pub const MAX_INLINED_SIZE: usize = 128;
 pub fn inline_terminals(grammar: Grammar, config: &Config) -> Result<Grammar, NormalizeError> {
     let budget = config.max_size / 2;
     let mut size = grammar.size();
-    let components = analysis::components_callees_first(&grammar);
+    let components = Components::of(&grammar);
     let mut draft = Draft::from_grammar(grammar);
     let root = draft.root.index();
     let mut inlinable = vec![false; draft.bodies.len()];
-    for (members, _) in components {
-        for id in members {
+    for (members, _) in components.iter() {
+        for &id in members {
             let Some(body) = &draft.bodies[id] else {
                 continue;
             };

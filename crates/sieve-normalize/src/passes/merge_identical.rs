@@ -28,7 +28,7 @@ use foldhash::HashMap;
 
 use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 
-use crate::{analysis, rebuild::Draft, NormalizeError};
+use crate::{components::Components, rebuild::Draft, NormalizeError};
 
 /// Runs the pass.
 pub fn merge_identical(grammar: Grammar) -> Result<Grammar, NormalizeError> {
@@ -106,9 +106,9 @@ fn placeholder(index: usize) -> RuleId {
 fn bisimulation_classes(grammar: &Grammar) -> Vec<usize> {
     let mut classes = Classes::default();
     let mut class_of = vec![usize::MAX; grammar.rules().len()];
-    for (members, cyclic) in analysis::components_callees_first(grammar) {
+    for (members, cyclic) in Components::of(grammar).iter() {
         if cyclic {
-            classify_cycle(grammar, &members, &mut classes, &mut class_of);
+            classify_cycle(grammar, members, &mut classes, &mut class_of);
         } else {
             let only = members[0];
             let signature = grammar.rules()[only]
