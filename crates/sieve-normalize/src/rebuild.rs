@@ -124,6 +124,32 @@ impl Draft {
     }
 }
 
+/// Rewrites the bodies for which `rewrite` returns a new one, for passes whose rewrites
+/// reference no new rule and drop only references that no rule's reachability depends on:
+/// joining byte strings, dropping an alternative equal to one that stays, a rule's reference
+/// to itself (no shortest path from the root goes through one). Every rule then stays
+/// reachable and every reference valid, so the reachability walk and renumbering of
+/// [`Draft::finish`] are not needed; when no body changes, the grammar itself is returned.
+pub(crate) fn rewrite_keeping_references(
+    grammar: Grammar,
+    mut rewrite: impl FnMut(&Expr) -> Option<Expr>,
+) -> Result<Grammar, NormalizeError> {
+    let rewritten: Vec<(usize, Expr)> = grammar
+        .rules()
+        .iter()
+        .enumerate()
+        .filter_map(|(index, rule)| Some((index, rewrite(rule.body())?)))
+        .collect();
+    if rewritten.is_empty() {
+        return Ok(grammar);
+    }
+    let (mut rules, root) = grammar.into_rewrite();
+    for (index, body) in rewritten {
+        rules[index].1 = body;
+    }
+    Grammar::from_checked_rewrite(rules, root).map_err(NormalizeError::from_ir)
+}
+
 #[cfg(test)]
 mod tests {
     use sieve_ir::{Expr, GrammarBuilder};

@@ -5,17 +5,13 @@
 
 use sieve_ir::{Expr, ExprKind, Grammar};
 
-use crate::{rebuild::Draft, NormalizeError};
+use crate::{rebuild::rewrite_keeping_references, NormalizeError};
 
-/// Runs the pass.
+/// Runs the pass. Joining byte strings changes no reference.
 pub fn merge_literals(grammar: Grammar) -> Result<Grammar, NormalizeError> {
-    let mut draft = Draft::from_grammar(grammar);
-    for body in draft.bodies.iter_mut().flatten() {
-        if has_adjacent_bytes(body) {
-            *body = merge(body);
-        }
-    }
-    draft.finish()
+    rewrite_keeping_references(grammar, |body| {
+        has_adjacent_bytes(body).then(|| merge(body))
+    })
 }
 
 /// Whether some sequence in `expr` has two byte strings side by side.

@@ -44,6 +44,13 @@ use crate::{
 /// Runs the pass.
 pub fn expand_repetitions(grammar: Grammar, config: &Config) -> Result<Grammar, NormalizeError> {
     let count = grammar.rules().len();
+    if grammar
+        .rules()
+        .iter()
+        .all(|rule| has_only_loop_repeats(rule.body()))
+    {
+        return Ok(grammar);
+    }
     let mut pass = Pass {
         draft: Draft::from_grammar(grammar),
         threshold: config.repetition_threshold.max(1),

@@ -13,24 +13,19 @@
 
 use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 
-use crate::{is_counted_rule, rebuild::Draft, NormalizeError};
+use crate::{is_counted_rule, rebuild::rewrite_keeping_references, NormalizeError};
 
-/// Runs the pass.
+/// Runs the pass. A loop drops only the rule's references to itself.
 pub fn tail_loops(grammar: Grammar) -> Result<Grammar, NormalizeError> {
-    let mut draft = Draft::from_grammar(grammar);
-    for (index, body) in draft.bodies.iter_mut().enumerate() {
-        let Some(old) = body.as_ref() else {
-            continue;
-        };
-        if is_counted_rule(old) {
-            continue;
-        }
+    let mut index = 0;
+    rewrite_keeping_references(grammar, |body| {
         let id = RuleId::new(index).expect("an existing rule");
-        if let Some(looped) = as_loop(id, old) {
-            *body = Some(looped);
+        index += 1;
+        if is_counted_rule(body) {
+            return None;
         }
-    }
-    draft.finish()
+        as_loop(id, body)
+    })
 }
 
 /// `β* α` for a body `α | β R` (each side possibly several alternatives), or `None` when
