@@ -124,7 +124,7 @@ impl Draft {
     }
 }
 
-/// Rewrites the bodies for which `rewrite` returns a new one, for passes whose rewrites
+/// Rewrites the bodies for which `rewrite` (given the rule and its body) returns a new one, for passes whose rewrites
 /// reference no new rule and drop only references that no rule's reachability depends on:
 /// joining byte strings, dropping an alternative equal to one that stays, a rule's reference
 /// to itself (no shortest path from the root goes through one). Every rule then stays
@@ -132,13 +132,11 @@ impl Draft {
 /// [`Draft::finish`] are not needed; when no body changes, the grammar itself is returned.
 pub(crate) fn rewrite_keeping_references(
     grammar: Grammar,
-    mut rewrite: impl FnMut(&Expr) -> Option<Expr>,
+    mut rewrite: impl FnMut(RuleId, &Expr) -> Option<Expr>,
 ) -> Result<Grammar, NormalizeError> {
     let rewritten: Vec<(usize, Expr)> = grammar
-        .rules()
-        .iter()
-        .enumerate()
-        .filter_map(|(index, rule)| Some((index, rewrite(rule.body())?)))
+        .rule_ids()
+        .filter_map(|id| Some((id.index(), rewrite(id, grammar.rule(id).body())?)))
         .collect();
     if rewritten.is_empty() {
         return Ok(grammar);

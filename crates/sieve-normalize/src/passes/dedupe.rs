@@ -16,7 +16,7 @@ const SMALL_CHOICE: usize = 16;
 /// Runs the pass. Dropping an alternative equal to one that stays changes no reference, and
 /// only bodies with a repeated alternative are rebuilt.
 pub fn dedupe_alternatives(grammar: Grammar) -> Result<Grammar, NormalizeError> {
-    rewrite_keeping_references(grammar, |body| {
+    rewrite_keeping_references(grammar, |_, body| {
         has_repeated_alternative(body).then(|| dedupe(body.clone()))
     })
 }

@@ -9,7 +9,7 @@ use crate::{rebuild::rewrite_keeping_references, NormalizeError};
 
 /// Runs the pass. Joining byte strings changes no reference.
 pub fn merge_literals(grammar: Grammar) -> Result<Grammar, NormalizeError> {
-    rewrite_keeping_references(grammar, |body| {
+    rewrite_keeping_references(grammar, |_, body| {
         has_adjacent_bytes(body).then(|| merge(body))
     })
 }

@@ -17,10 +17,7 @@ use crate::{is_counted_rule, rebuild::rewrite_keeping_references, NormalizeError
 
 /// Runs the pass. A loop drops only the rule's references to itself.
 pub fn tail_loops(grammar: Grammar) -> Result<Grammar, NormalizeError> {
-    let mut index = 0;
-    rewrite_keeping_references(grammar, |body| {
-        let id = RuleId::new(index).expect("an existing rule");
-        index += 1;
+    rewrite_keeping_references(grammar, |id, body| {
         if is_counted_rule(body) {
             return None;
         }
