@@ -30,15 +30,26 @@ use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 
 use crate::{components::Components, rebuild::Draft, NormalizeError};
 
-/// Runs the pass.
+/// Runs the pass. A grammar in which no two rules are bisimilar is returned as it is.
 pub fn merge_identical(grammar: Grammar) -> Result<Grammar, NormalizeError> {
     let class_of = bisimulation_classes(&grammar);
-    let mut representative: HashMap<usize, RuleId> = HashMap::default();
-    representative.insert(class_of[grammar.root().index()], grammar.root());
+    // Each class's rule: the root for the root's class, otherwise its first rule.
+    let mut representative: Vec<Option<RuleId>> = vec![None; grammar.rules().len()];
+    representative[class_of[grammar.root().index()]] = Some(grammar.root());
     for id in grammar.rule_ids() {
-        representative.entry(class_of[id.index()]).or_insert(id);
+        representative[class_of[id.index()]].get_or_insert(id);
     }
-    let target: Vec<RuleId> = class_of.iter().map(|class| representative[class]).collect();
+    let target: Vec<RuleId> = class_of
+        .iter()
+        .map(|&class| representative[class].expect("every class has a rule"))
+        .collect();
+    if target
+        .iter()
+        .enumerate()
+        .all(|(index, id)| id.index() == index)
+    {
+        return Ok(grammar);
+    }
     let mut draft = Draft::from_grammar(grammar);
     for body in draft.bodies.iter_mut().flatten() {
         body.rename_refs(&mut |r| target[r.index()]);
@@ -46,46 +57,60 @@ pub fn merge_identical(grammar: Grammar) -> Result<Grammar, NormalizeError> {
     draft.finish()
 }
 
-/// The final classes found so far: each one's signature, indexed for lookup by the hash of
-/// its signature and by the hash of its *shape* (the signature with every reference read as
-/// the same placeholder). Lookups compare the candidates' signatures (or unify them), so a
-/// hash collision costs a comparison, never a wrong merge.
+/// The final classes found so far. A class's *signature* is the body of its first rule with
+/// every reference read as the class of the rule it names (`class_of`); it is never written
+/// out, but hashed and compared in place through [`hash_renamed`] and [`equal_renamed`].
+/// Classes are indexed for lookup by the hash of their signature and by the hash of their
+/// *shape* (every reference read as the same placeholder). Lookups compare the candidates'
+/// signatures (or unify them), so a hash collision costs a comparison, never a wrong merge.
 #[derive(Default)]
 struct Classes {
-    signatures: Vec<Expr>,
+    /// Per class, the rule whose body, read through `class_of`, is its signature.
+    rules: Vec<usize>,
     by_signature: HashMap<u64, Vec<usize>>,
     by_shape: HashMap<u64, Vec<usize>>,
     hasher: FixedState,
 }
 
 impl Classes {
-    /// The class with this signature, created if there is none.
-    fn intern(&mut self, signature: Expr) -> usize {
-        let hash = self.hasher.hash_one(&signature);
+    /// The class of `rule`, outside any cycle, whose callees all have their class: an
+    /// existing class with the same signature, or a new one.
+    fn intern(&mut self, grammar: &Grammar, rule: usize, class_of: &[usize]) -> usize {
+        let body = grammar.rules()[rule].body();
+        let name = |r: RuleId| class_of[r.index()];
+        let hash = self.signature_hash(body, &name);
         if let Some(candidates) = self.by_signature.get(&hash) {
-            if let Some(&class) = candidates
-                .iter()
-                .find(|&&class| self.signatures[class] == signature)
-            {
+            if let Some(&class) = candidates.iter().find(|&&class| {
+                equal_renamed(body, grammar.rules()[self.rules[class]].body(), &name)
+            }) {
                 return class;
             }
         }
-        self.push_hashed(signature, hash)
+        self.push_hashed(body, rule, hash)
     }
 
-    fn push(&mut self, signature: Expr) -> usize {
-        let hash = self.hasher.hash_one(&signature);
-        self.push_hashed(signature, hash)
+    /// Adds a class whose signature is `rule`'s body read through `class_of` (which names
+    /// every rule that body references).
+    fn push(&mut self, grammar: &Grammar, rule: usize, class_of: &[usize]) -> usize {
+        let body = grammar.rules()[rule].body();
+        let hash = self.signature_hash(body, &|r: RuleId| class_of[r.index()]);
+        self.push_hashed(body, rule, hash)
     }
 
-    fn push_hashed(&mut self, signature: Expr, hash: u64) -> usize {
-        let class = self.signatures.len();
+    fn signature_hash(&self, body: &Expr, name: &impl Fn(RuleId) -> usize) -> u64 {
+        let mut state = self.hasher.build_hasher();
+        hash_renamed(body, name, &mut state);
+        state.finish()
+    }
+
+    fn push_hashed(&mut self, body: &Expr, rule: usize, hash: u64) -> usize {
+        let class = self.rules.len();
         self.by_shape
-            .entry(shape_hash(&signature))
+            .entry(shape_hash(body))
             .or_default()
             .push(class);
         self.by_signature.entry(hash).or_default().push(class);
-        self.signatures.push(signature);
+        self.rules.push(rule);
         class
     }
 }
@@ -97,7 +122,7 @@ fn shape_hash(expr: &Expr) -> u64 {
     state.finish()
 }
 
-/// The rule id standing for class or block `index` inside a signature.
+/// The rule id standing for class or block `index` inside a block signature.
 fn placeholder(index: usize) -> RuleId {
     RuleId::new(index).expect("class and block numbers are below the rule count")
 }
@@ -111,11 +136,7 @@ fn bisimulation_classes(grammar: &Grammar) -> Vec<usize> {
             classify_cycle(grammar, members, &mut classes, &mut class_of);
         } else {
             let only = members[0];
-            let signature = grammar.rules()[only]
-                .body()
-                .map_refs(&mut |r| Some(Expr::rule(placeholder(class_of[r.index()]))))
-                .expect("renaming keeps every alternative");
-            class_of[only] = classes.intern(signature);
+            class_of[only] = classes.intern(grammar, only, &class_of);
         }
     }
     class_of
@@ -129,39 +150,31 @@ fn classify_cycle(
     classes: &mut Classes,
     class_of: &mut [usize],
 ) {
-    let (block_of, block_signatures) = refine_cycle(grammar, members, class_of);
+    let (block_of, representatives, block_signatures) = refine_cycle(grammar, members, class_of);
     // Inside block signatures, block `b` is written `placeholder(offset + b)`, above every
     // final class, so the two never collide.
     let offset = grammar.rules().len();
-    let block_class = match match_existing(&block_signatures, offset, classes) {
-        Some(found) => found,
-        None => {
-            let first_new = classes.signatures.len();
-            let block_class: Vec<usize> = (first_new..first_new + block_signatures.len()).collect();
-            for signature in &block_signatures {
-                let final_signature = signature
-                    .map_refs(&mut |r| {
-                        let index = r.index();
-                        Some(Expr::rule(placeholder(if index >= offset {
-                            block_class[index - offset]
-                        } else {
-                            index
-                        })))
-                    })
-                    .expect("renaming keeps every alternative");
-                classes.push(final_signature);
-            }
-            block_class
-        }
-    };
+    let found = match_existing(grammar, &block_signatures, offset, classes, class_of);
+    let fresh = found.is_none();
+    let block_class = found.unwrap_or_else(|| {
+        let first_new = classes.rules.len();
+        (first_new..first_new + block_signatures.len()).collect()
+    });
     for (&member, &block) in members.iter().zip(&block_of) {
         class_of[member] = block_class[block];
+    }
+    if fresh {
+        // Every block's first member stands for its class, read through the classes just set.
+        for &representative in &representatives {
+            classes.push(grammar, members[representative], class_of);
+        }
     }
 }
 
 /// The coarsest partition of a cycle's members into blocks, given the final classes of every
-/// rule outside it: the block of each member (in `members` order) and each block's signature,
-/// with block `b` written `placeholder(rule count + b)`.
+/// rule outside it: the block of each member (in `members` order), each block's first member
+/// (its position in `members`), and each block's signature, with block `b` written
+/// `placeholder(rule count + b)`.
 ///
 /// Each round splits the blocks by the members' bodies read under the current naming (a
 /// reference to a member as its block, to any other rule as its class). The bodies are hashed
@@ -171,7 +184,7 @@ fn refine_cycle(
     grammar: &Grammar,
     members: &[usize],
     class_of: &[usize],
-) -> (Vec<usize>, Vec<Expr>) {
+) -> (Vec<usize>, Vec<usize>, Vec<Expr>) {
     let offset = grammar.rules().len();
     let position: HashMap<usize, usize> = members
         .iter()
@@ -221,7 +234,7 @@ fn refine_cycle(
                         .expect("renaming keeps every alternative")
                 })
                 .collect();
-            return (block_of, signatures);
+            return (block_of, representatives, signatures);
         }
         block_of = next;
         block_count = next_representatives.len();
@@ -278,10 +291,13 @@ fn equal_renamed(a: &Expr, b: &Expr, name: &impl Fn(RuleId) -> usize) -> bool {
 /// classes. All blocks are reachable from block 0, so either every block has a match or none
 /// has; candidates for block 0 are the classes of the same shape.
 fn match_existing(
+    grammar: &Grammar,
     block_signatures: &[Expr],
     offset: usize,
     classes: &Classes,
+    class_of: &[usize],
 ) -> Option<Vec<usize>> {
+    let class_name = |r: RuleId| class_of[r.index()];
     let candidates = classes.by_shape.get(&shape_hash(&block_signatures[0]))?;
     'candidates: for &candidate in candidates {
         let mut pairing: Vec<Option<usize>> = vec![None; block_signatures.len()];
@@ -291,7 +307,8 @@ fn match_existing(
             let class = pairing[block].expect("paired before it is pending");
             let unified = unify(
                 &block_signatures[block],
-                &classes.signatures[class],
+                grammar.rules()[classes.rules[class]].body(),
+                &class_name,
                 offset,
                 &mut pairing,
                 &mut pending,
@@ -305,33 +322,36 @@ fn match_existing(
     None
 }
 
-/// Whether a block signature equals a class signature once each block is read as the class
-/// it is paired with; pairs blocks met for the first time and queues them for checking.
+/// Whether a block signature equals a class signature (`class`, a class's rule body, with
+/// every reference `r` read as `class_name(r)`) once each block is read as the class it is
+/// paired with; pairs blocks met for the first time and queues them for checking.
 fn unify(
     block: &Expr,
     class: &Expr,
+    class_name: &impl Fn(RuleId) -> usize,
     offset: usize,
     pairing: &mut [Option<usize>],
     pending: &mut Vec<usize>,
 ) -> bool {
     match (block.kind(), class.kind()) {
         (ExprKind::Ref(b), ExprKind::Ref(c)) if b.index() >= offset => {
+            let c = class_name(*c);
             match &mut pairing[b.index() - offset] {
-                Some(paired) => *paired == c.index(),
+                Some(paired) => *paired == c,
                 slot @ None => {
-                    *slot = Some(c.index());
+                    *slot = Some(c);
                     pending.push(b.index() - offset);
                     true
                 }
             }
         }
-        (ExprKind::Ref(b), ExprKind::Ref(c)) => b == c,
+        (ExprKind::Ref(b), ExprKind::Ref(c)) => b.index() == class_name(*c),
         (ExprKind::Seq(xs), ExprKind::Seq(ys)) | (ExprKind::Choice(xs), ExprKind::Choice(ys)) => {
             xs.len() == ys.len()
                 && xs
                     .iter()
                     .zip(ys)
-                    .all(|(x, y)| unify(x, y, offset, pairing, pending))
+                    .all(|(x, y)| unify(x, y, class_name, offset, pairing, pending))
         }
         (
             ExprKind::Repeat { item, min, max },
@@ -340,7 +360,11 @@ fn unify(
                 min: other_min,
                 max: other_max,
             },
-        ) => min == other_min && max == other_max && unify(item, other, offset, pairing, pending),
+        ) => {
+            min == other_min
+                && max == other_max
+                && unify(item, other, class_name, offset, pairing, pending)
+        }
         (ExprKind::Ref(_), _) | (_, ExprKind::Ref(_)) => false,
         (ExprKind::Seq(_) | ExprKind::Choice(_) | ExprKind::Repeat { .. }, _) => false,
         _ => block == class,
