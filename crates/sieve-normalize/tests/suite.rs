@@ -177,6 +177,23 @@ e ::= "x" e | "z""#,
     }
 
     #[test]
+    fn merge_identical_merges_a_cycle_into_one_it_refers_to() {
+        // `s`/`t` mirror the cycle `p`/`q`, and `s` refers to `q` itself: the cycle is
+        // matched against classes it also names from outside.
+        let g = gbnf(
+            r#"root ::= p "," s
+p ::= "x" q | "u" q
+q ::= "x" p | "z"
+s ::= "x" t | "u" q
+t ::= "x" s | "z""#,
+        );
+        assert_eq!(
+            run_pass("merge-identical", &g).to_string(),
+            "# root: root\nroot ::= p \",\" p\np ::= \"x\" q | \"u\" q\nq ::= \"x\" p | \"z\"\n"
+        );
+    }
+
+    #[test]
     fn merge_identical_keeps_rules_that_differ_deep_in_a_chain() {
         let g = gbnf(
             r#"root ::= a "," b

@@ -60,17 +60,29 @@ pub fn merge_identical(grammar: Grammar) -> Result<Grammar, NormalizeError> {
 /// The final classes found so far. A class's *signature* is the body of its first rule with
 /// every reference read as the class of the rule it names (`class_of`); it is never written
 /// out, but hashed and compared in place through [`hash_renamed`] and [`equal_renamed`].
-/// Classes are indexed for lookup by the hash of their signature and by the hash of their
-/// *shape* (every reference read as the same placeholder). Lookups compare the candidates'
-/// signatures (or unify them), so a hash collision costs a comparison, never a wrong merge.
+///
+/// Classes are indexed by the hash of their signature, and the classes made from a cycle
+/// also by their *cycle hash*: the signature with every reference to a cyclic class read as
+/// one placeholder. Only those can take in a later cycle (its blocks reach each other, so
+/// the classes they pair with do too, and a class made outside a cycle reaches only older
+/// classes), and a block pairs only with a class of equal cycle hash (blocks pair with
+/// cyclic classes, and every other reference names the same class on both sides). Lookups
+/// compare the candidates' signatures (or unify them), so a hash collision costs a
+/// comparison, never a wrong merge.
 #[derive(Default)]
 struct Classes {
     /// Per class, the rule whose body, read through `class_of`, is its signature.
     rules: Vec<usize>,
+    /// Per class, whether it was made from a cycle.
+    cyclic: Vec<bool>,
     by_signature: HashMap<u64, Vec<usize>>,
-    by_shape: HashMap<u64, Vec<usize>>,
+    /// The classes made from cycles, by cycle hash, oldest first.
+    by_cycle_hash: HashMap<u64, Vec<usize>>,
     hasher: FixedState,
 }
+
+/// What a reference to a cyclic class, or to a block, reads as in a cycle hash.
+const CYCLIC: usize = usize::MAX;
 
 impl Classes {
     /// The class of `rule`, outside any cycle, whose callees all have their class: an
@@ -78,7 +90,7 @@ impl Classes {
     fn intern(&mut self, grammar: &Grammar, rule: usize, class_of: &[usize]) -> usize {
         let body = grammar.rules()[rule].body();
         let name = |r: RuleId| class_of[r.index()];
-        let hash = self.signature_hash(body, &name);
+        let hash = self.hash(body, &name);
         if let Some(candidates) = self.by_signature.get(&hash) {
             if let Some(&class) = candidates.iter().find(|&&class| {
                 equal_renamed(body, grammar.rules()[self.rules[class]].body(), &name)
@@ -86,40 +98,46 @@ impl Classes {
                 return class;
             }
         }
-        self.push_hashed(body, rule, hash)
+        let class = self.rules.len();
+        self.by_signature.entry(hash).or_default().push(class);
+        self.rules.push(rule);
+        self.cyclic.push(false);
+        class
     }
 
-    /// Adds a class whose signature is `rule`'s body read through `class_of` (which names
-    /// every rule that body references).
-    fn push(&mut self, grammar: &Grammar, rule: usize, class_of: &[usize]) -> usize {
-        let body = grammar.rules()[rule].body();
-        let hash = self.signature_hash(body, &|r: RuleId| class_of[r.index()]);
-        self.push_hashed(body, rule, hash)
+    /// Adds one class per rule of `rules`, the blocks of one cycle, whose signatures are
+    /// their bodies read through `class_of` (which names every rule they reference, the
+    /// blocks' included).
+    fn push_cycle(&mut self, grammar: &Grammar, rules: &[usize], class_of: &[usize]) {
+        let first = self.rules.len();
+        self.rules.extend_from_slice(rules);
+        self.cyclic.resize(self.rules.len(), true);
+        for (class, &rule) in (first..).zip(rules) {
+            let body = grammar.rules()[rule].body();
+            let hash = self.hash(body, &|r: RuleId| class_of[r.index()]);
+            self.by_signature.entry(hash).or_default().push(class);
+            let cycle_hash = self.hash(body, &|r: RuleId| self.cycle_name(class_of[r.index()]));
+            self.by_cycle_hash
+                .entry(cycle_hash)
+                .or_default()
+                .push(class);
+        }
     }
 
-    fn signature_hash(&self, body: &Expr, name: &impl Fn(RuleId) -> usize) -> u64 {
+    /// How a reference to `class` reads in a cycle hash.
+    fn cycle_name(&self, class: usize) -> usize {
+        if self.cyclic[class] {
+            CYCLIC
+        } else {
+            class
+        }
+    }
+
+    fn hash(&self, body: &Expr, name: &impl Fn(RuleId) -> usize) -> u64 {
         let mut state = self.hasher.build_hasher();
         hash_renamed(body, name, &mut state);
         state.finish()
     }
-
-    fn push_hashed(&mut self, body: &Expr, rule: usize, hash: u64) -> usize {
-        let class = self.rules.len();
-        self.by_shape
-            .entry(shape_hash(body))
-            .or_default()
-            .push(class);
-        self.by_signature.entry(hash).or_default().push(class);
-        self.rules.push(rule);
-        class
-    }
-}
-
-/// The hash of `expr`'s shape: its structure with every reference read as one placeholder.
-fn shape_hash(expr: &Expr) -> u64 {
-    let mut state = FixedState::default().build_hasher();
-    hash_renamed(expr, &|_| 0, &mut state);
-    state.finish()
 }
 
 /// The rule id standing for class or block `index` inside a block signature.
@@ -165,9 +183,8 @@ fn classify_cycle(
     }
     if fresh {
         // Every block's first member stands for its class, read through the classes just set.
-        for &representative in &representatives {
-            classes.push(grammar, members[representative], class_of);
-        }
+        let rules: Vec<usize> = representatives.iter().map(|&r| members[r]).collect();
+        classes.push_cycle(grammar, &rules, class_of);
     }
 }
 
@@ -289,7 +306,8 @@ fn equal_renamed(a: &Expr, b: &Expr, name: &impl Fn(RuleId) -> usize) -> bool {
 
 /// The existing class of every block, if the cycle's quotient is bisimilar to existing
 /// classes. All blocks are reachable from block 0, so either every block has a match or none
-/// has; candidates for block 0 are the classes of the same shape.
+/// has; candidates for block 0 are the cyclic classes of the same cycle hash (see
+/// [`Classes`]), tried oldest first.
 fn match_existing(
     grammar: &Grammar,
     block_signatures: &[Expr],
@@ -298,7 +316,13 @@ fn match_existing(
     class_of: &[usize],
 ) -> Option<Vec<usize>> {
     let class_name = |r: RuleId| class_of[r.index()];
-    let candidates = classes.by_shape.get(&shape_hash(&block_signatures[0]))?;
+    let cycle_name = |r: RuleId| match r.index() {
+        block if block >= offset => CYCLIC,
+        class => classes.cycle_name(class),
+    };
+    let candidates = classes
+        .by_cycle_hash
+        .get(&classes.hash(&block_signatures[0], &cycle_name))?;
     'candidates: for &candidate in candidates {
         let mut pairing: Vec<Option<usize>> = vec![None; block_signatures.len()];
         pairing[0] = Some(candidate);
