@@ -102,26 +102,14 @@ impl Graph {
             if rank[root] != UNVISITED {
                 continue;
             }
-            rank[root] = next_rank;
-            next_rank += 1;
-            frames.push(Frame {
-                vertex: root,
-                next: self.starts[root + 1],
-                local_root: true,
-            });
+            self.open(root, &mut rank, &mut next_rank, &mut frames);
             while let Some(frame) = frames.last_mut() {
                 let v = frame.vertex;
                 if frame.next > self.starts[v] {
                     frame.next -= 1;
                     let w = self.targets[frame.next];
                     if rank[w] == UNVISITED {
-                        rank[w] = next_rank;
-                        next_rank += 1;
-                        frames.push(Frame {
-                            vertex: w,
-                            next: self.starts[w + 1],
-                            local_root: true,
-                        });
+                        self.open(w, &mut rank, &mut next_rank, &mut frames);
                     } else if rank[w] < rank[v] {
                         rank[v] = rank[w];
                         frame.local_root = false;
@@ -161,6 +149,24 @@ impl Graph {
             }
         }
         out
+    }
+
+    /// Starts visiting `vertex`: it takes the next rank and a frame with all its successors
+    /// still to look at.
+    fn open(
+        &self,
+        vertex: usize,
+        rank: &mut [usize],
+        next_rank: &mut usize,
+        frames: &mut Vec<Frame>,
+    ) {
+        rank[vertex] = *next_rank;
+        *next_rank += 1;
+        frames.push(Frame {
+            vertex,
+            next: self.starts[vertex + 1],
+            local_root: true,
+        });
     }
 }
 
