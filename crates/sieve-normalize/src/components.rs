@@ -1,5 +1,6 @@
-//! The strongly connected components of a grammar's reference graph (rule `A` → rule `B`
-//! when `A`'s body names `B`), callees first.
+//! Strongly connected components, callees first: of a grammar's reference graph (rule `A` →
+//! rule `B` when `A`'s body names `B`, [`Components::of`]), or of any [`Graph`]
+//! (`remove-useless` builds one of the references a derivation can reach first).
 //!
 //! Several passes and every fixpoint analysis walk the rules one component at a time, so this
 //! runs a few times per normalisation on every grammar. It is Pearce's variant of Tarjan's
@@ -33,18 +34,16 @@ impl Components {
     /// The components of `grammar`'s reference graph.
     pub(crate) fn of(grammar: &Grammar) -> Components {
         let count = grammar.rules().len();
-        let mut starts = Vec::with_capacity(count + 1);
-        let mut targets = Vec::with_capacity(count * 2);
+        let mut graph = Graph::with_capacity(count);
         let mut self_referencing = vec![false; count];
         for (index, rule) in grammar.rules().iter().enumerate() {
-            starts.push(targets.len());
+            // `push_vertex` without a vector per rule: the references go straight in.
             rule.body().for_each_ref(&mut |target| {
                 self_referencing[index] |= target.index() == index;
-                targets.push(target.index());
+                graph.targets.push(target.index());
             });
+            graph.starts.push(graph.targets.len());
         }
-        starts.push(targets.len());
-        let graph = Graph { starts, targets };
         let mut components = graph.components();
         for c in 0..components.ends.len() {
             if let [only] = components.members_of(c) {
@@ -52,6 +51,17 @@ impl Components {
             }
         }
         components
+    }
+
+    /// The component of every vertex, numbered as [`Components::iter`] yields them.
+    pub(crate) fn component_of_each(&self) -> Vec<usize> {
+        let mut component = vec![0; self.members.len()];
+        for (c, (members, _)) in self.iter().enumerate() {
+            for &member in members {
+                component[member] = c;
+            }
+        }
+        component
     }
 
     /// Each component's members, and whether it is a cycle, callees first.
@@ -66,7 +76,7 @@ impl Components {
 }
 
 /// A directed graph on `0..n`: the successors of `v` are `targets[starts[v]..starts[v + 1]]`.
-struct Graph {
+pub(crate) struct Graph {
     starts: Vec<usize>,
     targets: Vec<usize>,
 }
@@ -82,11 +92,27 @@ struct Frame {
 const UNVISITED: usize = 0;
 
 impl Graph {
+    /// A graph without vertices, with room for `vertices`.
+    pub(crate) fn with_capacity(vertices: usize) -> Graph {
+        let mut starts = Vec::with_capacity(vertices + 1);
+        starts.push(0);
+        Graph {
+            starts,
+            targets: Vec::with_capacity(vertices * 2),
+        }
+    }
+
+    /// Adds the next vertex (numbered from 0) with its edges to `successors`, in order.
+    pub(crate) fn push_vertex(&mut self, successors: impl IntoIterator<Item = usize>) {
+        self.targets.extend(successors);
+        self.starts.push(self.targets.len());
+    }
+
     /// Pearce's algorithm, successors taken last to first (the order a `petgraph::Graph`
     /// lists a vertex's edges in), with its frames on the heap. Ranks count up from 1 while
     /// a vertex is open; a finished component's vertices get a rank counting down from
     /// `usize::MAX`, above every open one.
-    fn components(&self) -> Components {
+    pub(crate) fn components(&self) -> Components {
         let count = self.starts.len() - 1;
         let mut rank = vec![UNVISITED; count];
         let mut next_rank = 1usize;
@@ -178,14 +204,11 @@ mod tests {
     use super::{Components, Graph};
 
     fn ours(count: usize, edges: &[Vec<usize>]) -> Vec<Vec<usize>> {
-        let mut starts = Vec::new();
-        let mut targets = Vec::new();
+        let mut graph = Graph::with_capacity(count);
         for successors in edges.iter().take(count) {
-            starts.push(targets.len());
-            targets.extend(successors.iter().map(|&w| w % count));
+            graph.push_vertex(successors.iter().map(|&w| w % count));
         }
-        starts.push(targets.len());
-        let components: Components = Graph { starts, targets }.components();
+        let components: Components = graph.components();
         components.iter().map(|(m, _)| m.to_vec()).collect()
     }
 

@@ -1,8 +1,10 @@
 //! Rebuilding a grammar after a pass has rewritten, removed or redirected rules.
 //!
 //! Passes compute a new body for each old rule (or drop it) and reference rules by their old
-//! ids; [`rebuild`] keeps only the rules reachable from the root, renumbers them in their old
-//! order, and maps every reference. Keeping the old relative order makes dumps stable.
+//! ids; [`Draft::finish`] keeps only the rules reachable from the root, renumbers them in
+//! their old order, and maps every reference. Keeping the old relative order makes dumps
+//! stable. Passes that can make no rule unreachable use [`rewrite_keeping_references`]
+//! instead, which needs no walk.
 
 use foldhash::HashSet;
 

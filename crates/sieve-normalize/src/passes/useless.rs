@@ -20,10 +20,9 @@
 //! those that pass through a dead suffix. After it: every rule is live and reachable, and flat
 //! form is kept. Fails with [`NormalizeError::EmptyLanguage`] when the root is dead.
 
-use petgraph::graph::DiGraph;
 use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 
-use crate::{analysis, flat, rebuild::Draft, NormalizeError};
+use crate::{analysis, components::Graph, flat, rebuild::Draft, NormalizeError};
 
 /// Runs the pass.
 pub fn remove_useless(grammar: Grammar) -> Result<Grammar, NormalizeError> {
@@ -103,9 +102,12 @@ fn atom_rule(atom: &Expr) -> (Option<RuleId>, u32) {
 /// Which rules have an infinite leftmost derivation that scans infinitely many bytes.
 fn pumping(grammar: &Grammar, productive: &[bool], nonempty: &[bool], dead: &[bool]) -> Vec<bool> {
     let count = grammar.rules().len();
-    let mut graph = DiGraph::<(), bool>::with_capacity(count, count);
-    let nodes: Vec<_> = (0..count).map(|_| graph.add_node(())).collect();
+    // Every reference `(from, to, weight)`, the weight saying whether the derivation has
+    // scanned a byte before it (or may, through earlier copies of a repeated rule).
+    let mut edges: Vec<(usize, usize, bool)> = Vec::new();
+    let mut graph = Graph::with_capacity(count);
     for id in grammar.rule_ids() {
+        let first = edges.len();
         for atoms in flat::alternatives(grammar.rule(id).body()) {
             let mut scanned = false;
             for atom in &atoms {
@@ -115,7 +117,7 @@ fn pumping(grammar: &Grammar, productive: &[bool], nonempty: &[bool], dead: &[bo
                     let repeats =
                         matches!(atom.kind(), ExprKind::Repeat { max, .. } if *max != Some(1));
                     let weight = scanned || (repeats && nonempty[target.index()]);
-                    graph.add_edge(nodes[id.index()], nodes[target.index()], weight);
+                    edges.push((id.index(), target.index(), weight));
                 }
                 if !analysis::is_productive(atom, productive) {
                     break;
@@ -123,18 +125,12 @@ fn pumping(grammar: &Grammar, productive: &[bool], nonempty: &[bool], dead: &[bo
                 scanned |= analysis::expr_nonempty_finite(atom, nonempty, productive);
             }
         }
+        graph.push_vertex(edges[first..].iter().map(|&(_, to, _)| to));
     }
-    let mut component = vec![0usize; count];
-    let sccs = petgraph::algo::tarjan_scc(&graph);
-    for (index, scc) in sccs.iter().enumerate() {
-        for node in scc {
-            component[node.index()] = index;
-        }
-    }
+    let component = graph.components().component_of_each();
     let mut pumps = vec![false; count];
-    for edge in graph.raw_edges() {
-        let (from, to) = (edge.source().index(), edge.target().index());
-        if edge.weight && component[from] == component[to] {
+    for &(from, to, weight) in &edges {
+        if weight && component[from] == component[to] {
             pumps[from] = true;
         }
     }
@@ -142,8 +138,7 @@ fn pumping(grammar: &Grammar, productive: &[bool], nonempty: &[bool], dead: &[bo
     let mut changed = true;
     while changed {
         changed = false;
-        for edge in graph.raw_edges() {
-            let (from, to) = (edge.source().index(), edge.target().index());
+        for &(from, to, _) in &edges {
             if pumps[to] && !pumps[from] {
                 pumps[from] = true;
                 changed = true;
