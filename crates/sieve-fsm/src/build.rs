@@ -34,7 +34,8 @@ use crate::error::BuildError;
 use crate::fragment::Fragments;
 use crate::fsm::{Fsm, StateId};
 use crate::hash::hash_rules;
-use crate::memo::{RuleMemo, Shape};
+use crate::memo::{RuleMemo, Shape, ShapeKey};
+use hashbrown::HashTable;
 use crate::nfa::{accepts_empty, is_regular_repeat, remove_epsilons, thompson, Nfa};
 use crate::shared::AutomatonCache;
 
@@ -397,10 +398,11 @@ impl Builder {
             // automaton it gets.
             let mut shapes: Vec<Option<Shape>> = Vec::with_capacity(rules.len());
             let mut found: Vec<Option<Fsm>> = Vec::with_capacity(rules.len());
-            // The chunk's new shapes: the first rule of each, and per rule the index of its
-            // shape's first rule when the shape is new.
-            let mut first_of: foldhash::HashMap<crate::memo::ShapeKey, usize> =
-                foldhash::HashMap::default();
+            // The chunk's new shapes: the ranked tail of the first rule of each, written out
+            // to be built, and per rule the index of its shape's first rule when the shape
+            // is new.
+            let mut keys: Vec<Option<ShapeKey>> = vec![None; rules.len()];
+            let mut first_of: HashTable<usize> = HashTable::new();
             let mut builds: Vec<usize> = Vec::new();
             let mut built_by: Vec<Option<usize>> = vec![None; rules.len()];
             for (i, (rule, class)) in rules.iter().enumerate() {
@@ -410,13 +412,22 @@ impl Builder {
                     continue;
                 }
                 let shape = Shape::of(rule.body());
-                if let Some(&first) = first_of.get(shape.key()) {
+                let is_first = |&first: &usize| {
+                    keys[first]
+                        .as_ref()
+                        .is_some_and(|key| key.matches(&shape))
+                };
+                if let Some(&first) = first_of.find(shape.hash(), is_first) {
                     built_by[i] = Some(first);
                     found.push(None);
                 } else {
                     let fsm = memo.get(&shape);
                     if fsm.is_none() {
-                        first_of.insert(shape.key().clone(), i);
+                        let key = shape.key();
+                        first_of.insert_unique(key.hash(), i, |&first| {
+                            keys[first].as_ref().map_or(0, ShapeKey::hash)
+                        });
+                        keys[i] = Some(key);
                         built_by[i] = Some(i);
                         builds.push(i);
                     }
@@ -426,9 +437,8 @@ impl Builder {
             }
             let edges_left = self.config.edge_limit.saturating_sub(edge_count);
             let build = |&i: &usize| {
-                let shape = shapes[i].as_ref().expect("a rule to build has a shape");
-                let tail = shape.key().ranked();
-                self.ranked_fsm(tail, rules[i].0.name(), &fragments, edges_left)
+                let key = keys[i].as_ref().expect("a rule to build has its tail written out");
+                self.ranked_fsm(key.ranked(), rules[i].0.name(), &fragments, edges_left)
             };
             let built: Vec<Result<Fsm, BuildError>> = if self.config.parallel && builds.len() > 1 {
                 use rayon::prelude::*;
@@ -450,7 +460,8 @@ impl Builder {
                             (None, Some(first)) if first == i => {
                                 let at = builds.binary_search(&i).expect("listed for building");
                                 let fsm = built[at].take().expect("taken once")?;
-                                memo.insert(shape, fsm)
+                                let key = keys[i].take().expect("written out to be built");
+                                memo.insert(&shape, key, fsm)
                             }
                             (None, _) => memo
                                 .get(&shape)

@@ -23,7 +23,7 @@
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use foldhash::HashMap;
+use hashbrown::HashTable;
 
 use sieve_ir::{Expr, ExprKind, RuleId};
 
@@ -32,20 +32,26 @@ use crate::head::with_head;
 use crate::shared::AutomatonCache;
 
 /// A rule body up to an order-preserving renaming of its references, its leading literal
-/// apart.
-pub(crate) struct Shape {
+/// apart, read in place: the tail is hashed and compared as if ranked, and written out
+/// ranked ([`Shape::key`]) only for a shape that is built. Most rules of a grammar repeat a
+/// shape seen before, so most shapes are never written out.
+pub(crate) struct Shape<'a> {
     /// The bytes the body starts with, as far as it is a literal.
     head: Vec<u8>,
-    /// The rest of the body, each reference replaced by its rank in `refs`, with its hash.
-    key: ShapeKey,
-    /// The distinct rules the body references, ascending.
+    /// The rest of the body as the items of a sequence: empty for no tail, one item for a
+    /// body that is not a sequence. Items are never sequences or `Empty` (the IR's
+    /// constructors flatten them), so equal ranked tails have equal item lists.
+    tail: &'a [Expr],
+    /// The distinct rules the body references, ascending; a reference's rank is its index.
     refs: Vec<RuleId>,
+    /// [`hash_ranked`] of the tail.
+    hash: u64,
 }
 
-/// A ranked body as a map key: the body, shared, and its hash computed once, so that every
-/// look-up (this build's memo, the shared cache, then the insertions) hashes one word rather
-/// than walking the expression again, and comparing two keys walks them only when their
-/// hashes agree.
+/// A ranked tail as a map key: the tail written out over ranks, and its hash computed once,
+/// so that every look-up (this build's memo, the shared cache, the chunk's new shapes)
+/// hashes one word, and comparing a key with a [`Shape`] walks both only when their hashes
+/// agree.
 #[derive(Clone, Debug)]
 pub(crate) struct ShapeKey {
     hash: u64,
@@ -53,75 +59,160 @@ pub(crate) struct ShapeKey {
 }
 
 impl ShapeKey {
-    /// The ranked body.
+    /// The ranked tail.
     pub(crate) fn ranked(&self) -> &Expr {
         &self.ranked
     }
-}
 
-impl PartialEq for ShapeKey {
-    fn eq(&self, other: &ShapeKey) -> bool {
-        self.hash == other.hash
-            && (Arc::ptr_eq(&self.ranked, &other.ranked) || self.ranked == other.ranked)
-    }
-}
-
-impl Eq for ShapeKey {}
-
-impl Hash for ShapeKey {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_u64(self.hash);
-    }
-}
-
-impl Shape {
-    /// The ranked body as a key.
-    pub(crate) fn key(&self) -> &ShapeKey {
-        &self.key
+    /// The hash of the ranked tail, as [`Shape::hash`] gives it.
+    pub(crate) fn hash(&self) -> u64 {
+        self.hash
     }
 
-    /// The shape of `body`.
-    pub(crate) fn of(body: &Expr) -> Shape {
-        let (head, mut ranked) = split_head(body);
-        let mut refs = Vec::new();
-        ranked.for_each_ref(&mut |rule| refs.push(rule));
-        refs.sort_unstable();
-        refs.dedup();
-        ranked.rename_refs(&mut |rule| rank(&refs, rule));
-        // A fixed seed: the hash only indexes maps, but a fixed one keeps runs repeatable.
-        let hash = foldhash::fast::FixedState::with_seed(0).hash_one(&ranked);
-        Shape {
-            head,
-            key: ShapeKey {
-                hash,
-                ranked: Arc::new(ranked),
-            },
-            refs,
+    /// Whether `shape`'s tail, ranked, is this key's.
+    pub(crate) fn matches(&self, shape: &Shape<'_>) -> bool {
+        if self.hash != shape.hash {
+            return false;
+        }
+        match (shape.tail, self.ranked.kind()) {
+            ([], ExprKind::Empty) => true,
+            ([item], _) => equal_ranked(item, &self.ranked, &shape.refs),
+            (items, ExprKind::Seq(ranked)) => {
+                items.len() == ranked.len()
+                    && items
+                        .iter()
+                        .zip(ranked)
+                        .all(|(item, ranked)| equal_ranked(item, ranked, &shape.refs))
+            }
+            _ => false,
         }
     }
 }
 
-/// The bytes `body` starts with, as far as it is a literal, and the rest of it.
-fn split_head(body: &Expr) -> (Vec<u8>, Expr) {
+impl<'a> Shape<'a> {
+    /// The shape of `body`.
+    pub(crate) fn of(body: &'a Expr) -> Shape<'a> {
+        let (head, tail) = split_head(body);
+        let mut refs = Vec::new();
+        for item in tail {
+            item.for_each_ref(&mut |rule| refs.push(rule));
+        }
+        refs.sort_unstable();
+        refs.dedup();
+        // A fixed seed: the hash only indexes maps, but a fixed one keeps runs repeatable.
+        let mut hasher = foldhash::fast::FixedState::with_seed(0).build_hasher();
+        hasher.write_usize(tail.len());
+        for item in tail {
+            hash_ranked(item, &refs, &mut hasher);
+        }
+        Shape {
+            head,
+            tail,
+            refs,
+            hash: hasher.finish(),
+        }
+    }
+
+    /// The hash of the ranked tail.
+    pub(crate) fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// The ranked tail written out, as a key.
+    pub(crate) fn key(&self) -> ShapeKey {
+        let mut ranked = Expr::seq(self.tail.iter().cloned());
+        ranked.rename_refs(&mut |rule| rank(&self.refs, rule));
+        ShapeKey {
+            hash: self.hash,
+            ranked: Arc::new(ranked),
+        }
+    }
+}
+
+/// The bytes `body` starts with, as far as it is a literal, and the rest of it as the items
+/// of a sequence.
+fn split_head(body: &Expr) -> (Vec<u8>, &[Expr]) {
     match body.kind() {
-        ExprKind::Bytes(bytes) => (bytes.clone(), Expr::empty()),
+        ExprKind::Empty => (Vec::new(), &[]),
+        ExprKind::Bytes(bytes) => (bytes.clone(), &[]),
         ExprKind::Seq(items) => {
             let literal = items
                 .iter()
                 .take_while(|item| matches!(item.kind(), ExprKind::Bytes(_)))
                 .count();
-            if literal == 0 {
-                return (Vec::new(), body.clone());
-            }
             let mut head = Vec::new();
             for item in &items[..literal] {
                 if let ExprKind::Bytes(bytes) = item.kind() {
                     head.extend_from_slice(bytes);
                 }
             }
-            (head, Expr::seq(items[literal..].iter().cloned()))
+            (head, &items[literal..])
         }
-        _ => (Vec::new(), body.clone()),
+        _ => (Vec::new(), std::slice::from_ref(body)),
+    }
+}
+
+/// Feeds `expr` to `hasher` with each reference read as its rank among `refs`: bodies equal
+/// up to an order-preserving renaming hash alike.
+fn hash_ranked(expr: &Expr, refs: &[RuleId], hasher: &mut impl Hasher) {
+    match expr.kind() {
+        ExprKind::Empty => hasher.write_u8(0),
+        ExprKind::Bytes(bytes) => {
+            hasher.write_u8(1);
+            bytes.hash(hasher);
+        }
+        ExprKind::Class(class) => {
+            hasher.write_u8(2);
+            class.hash(hasher);
+        }
+        ExprKind::Ref(rule) => {
+            hasher.write_u8(3);
+            hasher.write_usize(rank(refs, *rule).index());
+        }
+        ExprKind::Seq(items) | ExprKind::Choice(items) => {
+            hasher.write_u8(if matches!(expr.kind(), ExprKind::Seq(_)) {
+                4
+            } else {
+                5
+            });
+            hasher.write_usize(items.len());
+            for item in items {
+                hash_ranked(item, refs, hasher);
+            }
+        }
+        ExprKind::Repeat { item, min, max } => {
+            hasher.write_u8(6);
+            hasher.write_u32(*min);
+            hasher.write_u32(max.map_or(u32::MAX, |max| max));
+            hasher.write_u8(u8::from(max.is_some()));
+            hash_ranked(item, refs, hasher);
+        }
+    }
+}
+
+/// Whether `expr`, with each reference read as its rank among `refs`, is `ranked`.
+fn equal_ranked(expr: &Expr, ranked: &Expr, refs: &[RuleId]) -> bool {
+    match (expr.kind(), ranked.kind()) {
+        (ExprKind::Empty, ExprKind::Empty) => true,
+        (ExprKind::Bytes(a), ExprKind::Bytes(b)) => a == b,
+        (ExprKind::Class(a), ExprKind::Class(b)) => a == b,
+        (ExprKind::Ref(rule), ExprKind::Ref(rank_id)) => rank(refs, *rule) == *rank_id,
+        (ExprKind::Seq(a), ExprKind::Seq(b)) | (ExprKind::Choice(a), ExprKind::Choice(b)) => {
+            a.len() == b.len()
+                && a
+                    .iter()
+                    .zip(b)
+                    .all(|(a, b)| equal_ranked(a, b, refs))
+        }
+        (
+            ExprKind::Repeat { item, min, max },
+            ExprKind::Repeat {
+                item: ranked_item,
+                min: ranked_min,
+                max: ranked_max,
+            },
+        ) => min == ranked_min && max == ranked_max && equal_ranked(item, ranked_item, refs),
+        _ => false,
     }
 }
 
@@ -137,7 +228,8 @@ fn rank(refs: &[RuleId], rule: RuleId) -> RuleId {
 /// [`AutomatonCache`] shared with other builds.
 #[derive(Default)]
 pub(crate) struct RuleMemo<'c> {
-    built: HashMap<ShapeKey, Arc<Fsm>>,
+    /// Each ranked tail built or taken from the cache, with its automaton over ranks.
+    built: HashTable<(ShapeKey, Arc<Fsm>)>,
     /// The shared cache, with the DFA cap and minimisation setting of this build.
     shared: Option<(&'c AutomatonCache, usize, bool)>,
     /// Whether the automata are minimised (a head is then joined minimally).
@@ -148,7 +240,7 @@ impl<'c> RuleMemo<'c> {
     /// A memo for a build that minimises its automata or not.
     pub(crate) fn new(minimize: bool) -> Self {
         RuleMemo {
-            built: HashMap::default(),
+            built: HashTable::new(),
             shared: None,
             minimize,
         }
@@ -158,7 +250,7 @@ impl<'c> RuleMemo<'c> {
     /// and minimisation setting).
     pub(crate) fn sharing(cache: &'c AutomatonCache, dfa_cap: usize, minimize: bool) -> Self {
         RuleMemo {
-            built: HashMap::default(),
+            built: HashTable::new(),
             shared: Some((cache, dfa_cap, minimize)),
             minimize,
         }
@@ -166,33 +258,39 @@ impl<'c> RuleMemo<'c> {
 
     /// The automaton of a rule of this shape, over the rule's own references, if its tail
     /// was built here or is in the shared cache.
-    pub(crate) fn get(&mut self, shape: &Shape) -> Option<Fsm> {
-        let ranked = match self.built.get(&shape.key) {
-            Some(ranked) => ranked.clone(),
+    pub(crate) fn get(&mut self, shape: &Shape<'_>) -> Option<Fsm> {
+        let found = self
+            .built
+            .find(shape.hash(), |(key, _)| key.matches(shape))
+            .map(|(_, ranked)| ranked.clone());
+        let ranked = match found {
+            Some(ranked) => ranked,
             None => {
                 let (cache, cap, minimize) = self.shared?;
-                let ranked = cache.get(shape, cap, minimize)?;
-                self.built.insert(shape.key.clone(), ranked.clone());
+                let (key, ranked) = cache.get(shape, cap, minimize)?;
+                self.built
+                    .insert_unique(key.hash(), (key, ranked.clone()), |(key, _)| key.hash());
                 ranked
             }
         };
         Some(self.rule_automaton(shape, &ranked))
     }
 
-    /// Records `ranked`, built for this shape's ranked tail, and gives back the automaton of
-    /// the rule of this shape.
-    pub(crate) fn insert(&mut self, shape: Shape, ranked: Fsm) -> Fsm {
+    /// Records `ranked`, built for `key` (this shape's ranked tail, written out), and gives
+    /// back the automaton of the rule of this shape.
+    pub(crate) fn insert(&mut self, shape: &Shape<'_>, key: ShapeKey, ranked: Fsm) -> Fsm {
         let ranked = Arc::new(ranked);
         if let Some((cache, cap, minimize)) = self.shared {
-            cache.insert(&shape, cap, minimize, ranked.clone());
+            cache.insert(&key, cap, minimize, ranked.clone());
         }
-        let fsm = self.rule_automaton(&shape, &ranked);
-        self.built.insert(shape.key, ranked);
+        let fsm = self.rule_automaton(shape, &ranked);
+        self.built
+            .insert_unique(key.hash(), (key, ranked), |(key, _)| key.hash());
         fsm
     }
 
     /// The rule's automaton from its shape's ranked tail automaton.
-    fn rule_automaton(&self, shape: &Shape, ranked: &Fsm) -> Fsm {
+    fn rule_automaton(&self, shape: &Shape<'_>, ranked: &Fsm) -> Fsm {
         let tail = ranked.rename_rules(|rank| shape.refs[rank.index()]);
         if shape.head.is_empty() {
             tail

@@ -19,14 +19,27 @@
 
 use std::sync::{Arc, Mutex};
 
-use foldhash::HashMap;
+use hashbrown::HashTable;
 
 use crate::fsm::Fsm;
 use crate::memo::{Shape, ShapeKey};
 
-/// What the cache is keyed by: a shape's ranked body (with its hash) and the settings that
-/// shape its automaton (the DFA state cap and whether it is minimised).
-type Key = (ShapeKey, usize, bool);
+/// An entry: a shape's ranked tail (with its hash), the settings that shape its automaton
+/// (the DFA state cap and whether it is minimised), and the automaton over ranks.
+#[derive(Debug)]
+struct Entry {
+    key: ShapeKey,
+    dfa_cap: usize,
+    minimize: bool,
+    fsm: Arc<Fsm>,
+}
+
+impl Entry {
+    /// Whether this entry is `shape`'s, built with these settings.
+    fn is(&self, shape: &Shape<'_>, dfa_cap: usize, minimize: bool) -> bool {
+        self.dfa_cap == dfa_cap && self.minimize == minimize && self.key.matches(shape)
+    }
+}
 
 /// Rule automata shared across builds, within a byte budget (see the module docs).
 #[derive(Debug)]
@@ -37,8 +50,8 @@ pub struct AutomatonCache {
 
 #[derive(Debug, Default)]
 struct Generations {
-    current: HashMap<Key, Arc<Fsm>>,
-    old: HashMap<Key, Arc<Fsm>>,
+    current: HashTable<Entry>,
+    old: HashTable<Entry>,
     current_bytes: usize,
     stats: CacheStats,
 }
@@ -79,51 +92,74 @@ impl AutomatonCache {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The automaton of `shape` built with these settings, over ranks, if held.
-    pub(crate) fn get(&self, shape: &Shape, dfa_cap: usize, minimize: bool) -> Option<Arc<Fsm>> {
-        let key = (shape.key().clone(), dfa_cap, minimize);
+    /// The ranked tail of `shape` and its automaton built with these settings, over ranks,
+    /// if held.
+    pub(crate) fn get(
+        &self,
+        shape: &Shape<'_>,
+        dfa_cap: usize,
+        minimize: bool,
+    ) -> Option<(ShapeKey, Arc<Fsm>)> {
         let mut inner = self.lock();
-        if let Some(fsm) = inner.current.get(&key) {
-            let fsm = fsm.clone();
+        let hash = shape.hash();
+        if let Some(entry) = inner.current.find(hash, |e| e.is(shape, dfa_cap, minimize)) {
+            let found = (entry.key.clone(), entry.fsm.clone());
             inner.stats.hits += 1;
-            return Some(fsm);
+            return Some(found);
         }
-        let Some(fsm) = inner.old.remove(&key) else {
+        let Ok(slot) = inner.old.find_entry(hash, |e| e.is(shape, dfa_cap, minimize)) else {
             inner.stats.misses += 1;
             return None;
         };
+        let (entry, _) = slot.remove();
         inner.stats.hits += 1;
-        let bytes = entry_bytes(&key, &fsm);
-        self.insert_locked(&mut inner, key, fsm.clone(), bytes);
-        Some(fsm)
+        let found = (entry.key.clone(), entry.fsm.clone());
+        self.insert_locked(&mut inner, entry);
+        Some(found)
     }
 
-    /// Keeps `ranked`, the automaton of `shape` over ranks, built with these settings.
-    pub(crate) fn insert(&self, shape: &Shape, dfa_cap: usize, minimize: bool, ranked: Arc<Fsm>) {
-        let key = (shape.key().clone(), dfa_cap, minimize);
-        let bytes = entry_bytes(&key, &ranked);
-        if bytes > self.budget / 2 {
+    /// Keeps `ranked`, the automaton over ranks of the ranked tail `key`, built with these
+    /// settings.
+    pub(crate) fn insert(&self, key: &ShapeKey, dfa_cap: usize, minimize: bool, ranked: Arc<Fsm>) {
+        let entry = Entry {
+            key: key.clone(),
+            dfa_cap,
+            minimize,
+            fsm: ranked,
+        };
+        if entry_bytes(&entry) > self.budget / 2 {
             return;
         }
         let mut inner = self.lock();
-        self.insert_locked(&mut inner, key, ranked, bytes);
+        self.insert_locked(&mut inner, entry);
     }
 
-    fn insert_locked(&self, inner: &mut Generations, key: Key, fsm: Arc<Fsm>, bytes: usize) {
+    fn insert_locked(&self, inner: &mut Generations, entry: Entry) {
+        let bytes = entry_bytes(&entry);
         if inner.current_bytes + bytes > self.budget / 2 {
             inner.old = std::mem::take(&mut inner.current);
             inner.current_bytes = 0;
         }
-        if inner.current.insert(key, fsm).is_none() {
+        let hash = entry.key.hash();
+        let same = |e: &Entry| {
+            e.dfa_cap == entry.dfa_cap
+                && e.minimize == entry.minimize
+                && e.key.ranked() == entry.key.ranked()
+        };
+        if inner.current.find(hash, same).is_none() {
+            inner
+                .current
+                .insert_unique(hash, entry, |e| e.key.hash());
             inner.current_bytes += bytes;
         }
     }
 }
 
 /// The approximate heap bytes of an entry: the key's expression nodes and the automaton.
-fn entry_bytes(key: &Key, fsm: &Fsm) -> usize {
+fn entry_bytes(entry: &Entry) -> usize {
     const NODE: usize = 48;
     const STATE: usize = 8;
     const EDGE: usize = 12;
-    key.0.ranked().size() * NODE + fsm.state_count() * STATE + fsm.edge_count() * EDGE + 64
+    let fsm = &entry.fsm;
+    entry.key.ranked().size() * NODE + fsm.state_count() * STATE + fsm.edge_count() * EDGE + 64
 }
