@@ -457,7 +457,8 @@ impl GrammarBuilder {
     }
 
     /// Finishes the grammar with the given root; every declared rule must have a body, and the
-    /// result must pass the verifier.
+    /// result must pass the verifier (construction already keeps the node invariants, so only
+    /// the root, names, token limits and references are checked here; debug builds check all).
     pub fn build(self, root: RuleId) -> Result<Grammar, IrError> {
         let mut rules = Vec::with_capacity(self.names.len());
         let attributes = self.limits.into_iter().zip(self.shared);
@@ -475,7 +476,7 @@ impl GrammarBuilder {
             }
         }
         let grammar = Grammar { rules, root };
-        crate::verify::verify(&grammar)
+        crate::verify::verify_assembled(&grammar)
             .map_err(|problems| IrError::Invalid(problems.join("; ")))?;
         Ok(grammar)
     }

@@ -80,6 +80,50 @@ pub fn verify(grammar: &Grammar) -> Result<(), Vec<String>> {
     }
 }
 
+/// The checks of [`verify`] that construction does not already guarantee, for a grammar
+/// assembled by [`crate::GrammarBuilder`]: its bodies were made by [`Expr`]'s constructors
+/// (which keep every node invariant) and its names declared once each, so what is left is
+/// the root, empty names, token limits of 0 and references to rules that do not exist (a
+/// [`crate::RuleId`] can be made by hand). Debug builds run the whole verifier as well.
+pub(crate) fn verify_assembled(grammar: &Grammar) -> Result<(), Vec<String>> {
+    if cfg!(debug_assertions) {
+        verify(grammar)?;
+    }
+    let mut problems = Vec::new();
+    let rule_count = grammar.rules().len();
+    if grammar.root().index() >= rule_count {
+        problems.push(format!("root {} is not a rule", grammar.root()));
+    }
+    for rule in grammar.rules() {
+        if rule.name().is_empty() {
+            problems.push("a rule has an empty name".into());
+        }
+        let mut missing = None;
+        rule.body().for_each_ref(&mut |id| {
+            if id.index() >= rule_count {
+                missing.get_or_insert(id);
+            }
+        });
+        if let Some(id) = missing {
+            problems.push(format!(
+                "in rule `{}`: reference to missing rule {id}",
+                rule.name()
+            ));
+        }
+        if rule.max_tokens() == Some(0) {
+            problems.push(format!(
+                "rule `{}` has a token limit of 0 (the least is 1)",
+                rule.name()
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems)
+    }
+}
+
 fn check_tree(expr: &Expr, rule_count: usize, rule: &str, problems: &mut Vec<String>) {
     // An explicit stack: expression depth is bounded by front-ends, but the verifier must not
     // overflow on deserialised data that never went through one.

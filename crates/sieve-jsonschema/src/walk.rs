@@ -432,11 +432,13 @@ impl<'a> Compiler<'a> {
 
     /// `body` as a rule of its own (so it can be referenced many times cheaply).
     pub(crate) fn share(&mut self, base: &str, body: Expr, ptr: &str) -> Result<Expr, Error> {
-        if body.size() <= 2 {
+        let size = body.size();
+        if size <= 2 {
             return Ok(body);
         }
         let id = self.new_rule(base, ptr)?;
-        self.define(id, body, ptr)?;
+        self.spend(size, ptr)?;
+        self.builder.define(id, body);
         Ok(Expr::rule(id))
     }
 
