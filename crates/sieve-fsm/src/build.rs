@@ -35,9 +35,9 @@ use crate::fragment::Fragments;
 use crate::fsm::{Fsm, StateId};
 use crate::hash::hash_rules;
 use crate::memo::{RuleMemo, Shape, ShapeKey};
-use hashbrown::HashTable;
 use crate::nfa::{accepts_empty, is_regular_repeat, remove_epsilons, thompson, Nfa};
 use crate::shared::AutomatonCache;
+use hashbrown::HashTable;
 
 /// Knobs for [`Builder`]. Each documents its default and what raising it costs.
 #[derive(Clone, Debug)]
@@ -412,11 +412,8 @@ impl Builder {
                     continue;
                 }
                 let shape = Shape::of(rule.body());
-                let is_first = |&first: &usize| {
-                    keys[first]
-                        .as_ref()
-                        .is_some_and(|key| key.matches(&shape))
-                };
+                let is_first =
+                    |&first: &usize| keys[first].as_ref().is_some_and(|key| key.matches(&shape));
                 if let Some(&first) = first_of.find(shape.hash(), is_first) {
                     built_by[i] = Some(first);
                     found.push(None);
@@ -437,7 +434,9 @@ impl Builder {
             }
             let edges_left = self.config.edge_limit.saturating_sub(edge_count);
             let build = |&i: &usize| {
-                let key = keys[i].as_ref().expect("a rule to build has its tail written out");
+                let key = keys[i]
+                    .as_ref()
+                    .expect("a rule to build has its tail written out");
                 self.ranked_fsm(key.ranked(), rules[i].0.name(), &fragments, edges_left)
             };
             let built: Vec<Result<Fsm, BuildError>> = if self.config.parallel && builds.len() > 1 {

@@ -198,11 +198,7 @@ fn equal_ranked(expr: &Expr, ranked: &Expr, refs: &[RuleId]) -> bool {
         (ExprKind::Class(a), ExprKind::Class(b)) => a == b,
         (ExprKind::Ref(rule), ExprKind::Ref(rank_id)) => rank(refs, *rule) == *rank_id,
         (ExprKind::Seq(a), ExprKind::Seq(b)) | (ExprKind::Choice(a), ExprKind::Choice(b)) => {
-            a.len() == b.len()
-                && a
-                    .iter()
-                    .zip(b)
-                    .all(|(a, b)| equal_ranked(a, b, refs))
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| equal_ranked(a, b, refs))
         }
         (
             ExprKind::Repeat { item, min, max },

@@ -107,7 +107,10 @@ impl AutomatonCache {
             inner.stats.hits += 1;
             return Some(found);
         }
-        let Ok(slot) = inner.old.find_entry(hash, |e| e.is(shape, dfa_cap, minimize)) else {
+        let Ok(slot) = inner
+            .old
+            .find_entry(hash, |e| e.is(shape, dfa_cap, minimize))
+        else {
             inner.stats.misses += 1;
             return None;
         };
@@ -147,9 +150,7 @@ impl AutomatonCache {
                 && e.key.ranked() == entry.key.ranked()
         };
         if inner.current.find(hash, same).is_none() {
-            inner
-                .current
-                .insert_unique(hash, entry, |e| e.key.hash());
+            inner.current.insert_unique(hash, entry, |e| e.key.hash());
             inner.current_bytes += bytes;
         }
     }

@@ -1,5 +1,6 @@
-//! Normalisation: named, ordered passes, each `Grammar -> Grammar`, each preserving the
-//! language, that bring a front-end's IR into the form the automata layer consumes.
+//! Normalisation: named, ordered passes, each `Grammar -> Grammar` (the first reads its input
+//! in place, the others own it), each preserving the language, that bring a front-end's IR
+//! into the form the automata layer consumes.
 //!
 //! The order is written down once, in [`PASSES`]:
 //!
@@ -158,7 +159,7 @@ pub const PASSES: &[Pass] = &[
         name: "flatten",
         establishes: Stage::Flat,
         may_grow: true,
-        run: |g, _| passes::flatten::flatten(g),
+        run: |g, _| passes::flatten::flatten(&g),
     },
     Pass {
         name: "remove-useless",
@@ -284,16 +285,22 @@ fn run(
     mut after_pass: Option<AfterPass<'_>>,
 ) -> Result<Normalized, NormalizeError> {
     let has_limits = limits::has_regions(grammar);
-    let (mut current, regions) = if has_limits {
+    let (stand_ins, regions) = if has_limits {
         limits::set_aside(grammar, config)?
     } else {
-        (grammar.clone(), Vec::new())
+        (Vec::new(), Vec::new())
     };
-    for pass in PASSES {
-        current = (pass.run)(current, config)?;
-        check_limits(pass, &current, config)?;
+    let (first, rest) = PASSES.split_first().expect("there are passes");
+    debug_assert_eq!(first.name, "flatten", "flatten runs first");
+    // The first pass reads the grammar in place, with the stand-ins of the rules set aside
+    // (it rebuilds every body that is not flat, so a copy made for it to own would copy those
+    // bodies twice); the others own their input.
+    let mut current = passes::flatten::flatten_replacing(grammar, &stand_ins)?;
+    drop(stand_ins);
+    let mut checked = |pass: &Pass, current: &Grammar| -> Result<(), NormalizeError> {
+        check_limits(pass, current, config)?;
         if cfg!(debug_assertions) {
-            check_stage(&current, pass.establishes).map_err(|problem| {
+            check_stage(current, pass.establishes).map_err(|problem| {
                 NormalizeError::Internal(format!("after `{}`: {problem}", pass.name))
             })?;
         }
@@ -303,9 +310,15 @@ fn run(
                 let spliced = limits::splice(current.clone(), regions.clone())?;
                 after_pass(pass.name, &spliced);
             } else {
-                after_pass(pass.name, &current);
+                after_pass(pass.name, current);
             }
         }
+        Ok(())
+    };
+    checked(first, &current)?;
+    for pass in rest {
+        current = (pass.run)(current, config)?;
+        checked(pass, &current)?;
     }
     if has_limits {
         current = limits::splice(current, regions)?;

@@ -78,11 +78,14 @@ fn placeholder_at(bytes: &[u8]) -> Option<usize> {
     }
 }
 
-/// Step 1 (see the module docs): the grammar the passes should see, and the regions.
+/// Step 1 (see the module docs): the regions, and the body the passes should see for each
+/// rule set aside (its stand-in, by rule index; `None` for the rules that stay as they are).
+/// The first pass reads the grammar with those bodies in place
+/// (`passes::flatten::flatten_replacing`), which also drops every limit and mark.
 pub(crate) fn set_aside(
     grammar: &Grammar,
     config: &crate::Config,
-) -> Result<(Grammar, Vec<Region>), NormalizeError> {
+) -> Result<(Vec<Option<Expr>>, Vec<Region>), NormalizeError> {
     let limited: Vec<(RuleId, Option<u32>)> = grammar
         .rule_ids()
         .zip(grammar.rules())
@@ -97,8 +100,7 @@ pub(crate) fn set_aside(
             limit: (1 << 23) - 1,
         });
     }
-    // The passes see no attribute: rebuilding from the rewrite drops every limit and mark.
-    let (mut rules, root) = grammar.clone().into_rewrite();
+    let mut stand_ins: Vec<Option<Expr>> = vec![None; grammar.rules().len()];
     let mut regions = Vec::with_capacity(limited.len());
     for &(id, max_tokens) in &limited {
         let name = grammar.rule(id).name().to_owned();
@@ -125,7 +127,7 @@ pub(crate) fn set_aside(
                 (marker, Some(body))
             }
         };
-        rules[id.index()].1 = stand_in;
+        stand_ins[id.index()] = Some(stand_in);
         if let Some(body) = body {
             regions.push(Region {
                 name,
@@ -142,8 +144,7 @@ pub(crate) fn set_aside(
             });
         }
     }
-    let stripped = Grammar::from_rewrite(rules, root).map_err(NormalizeError::from_ir)?;
-    Ok((stripped, regions))
+    Ok((stand_ins, regions))
 }
 
 enum Body {

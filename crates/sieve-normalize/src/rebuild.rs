@@ -44,6 +44,22 @@ impl Draft {
         }
     }
 
+    /// A draft with the grammar's rule names and root and no body yet: for a pass that
+    /// reads the grammar in place and sets every body.
+    pub fn with_names_of(grammar: &Grammar) -> Draft {
+        Draft {
+            names: grammar
+                .rules()
+                .iter()
+                .map(|r| r.name().to_owned())
+                .collect(),
+            bodies: vec![None; grammar.rules().len()],
+            root: grammar.root(),
+            taken: None,
+            fresh_names: FreshNames::default(),
+        }
+    }
+
     /// Takes every body out, leaving none: for passes that compute each new body from the
     /// old ones and set every rule they keep.
     pub fn take_bodies(&mut self) -> Vec<Option<Expr>> {

@@ -23,28 +23,38 @@ use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
 
 use crate::{rebuild::Draft, NormalizeError};
 
-/// Runs the pass.
-pub fn flatten(grammar: Grammar) -> Result<Grammar, NormalizeError> {
-    let mut draft = Draft::from_grammar(grammar);
-    let mut old = draft.take_bodies();
-    // Bodies already flat have no group to lift: they move over unchanged.
-    for (new, old) in draft.bodies.iter_mut().zip(&mut old) {
-        if old.as_ref().is_some_and(crate::flat::is_flat) {
-            *new = old.take();
-        }
-    }
+/// Runs the pass. It reads `grammar` in place: bodies already flat are copied, the others
+/// rebuilt from their parts, so the caller's grammar need not be copied first.
+pub fn flatten(grammar: &Grammar) -> Result<Grammar, NormalizeError> {
+    flatten_replacing(grammar, &[])
+}
+
+/// [`flatten`] of `grammar` with the body of each rule `i` for which `replaced[i]` is set
+/// (`replaced` may be shorter than the rule list) taken to be that expression instead; the
+/// result has no token limit or shared mark (`crate::limits` sets rules aside this way).
+pub(crate) fn flatten_replacing(
+    grammar: &Grammar,
+    replaced: &[Option<Expr>],
+) -> Result<Grammar, NormalizeError> {
     let mut lifter = Lifter {
-        draft,
+        draft: Draft::with_names_of(grammar),
         lifted: HashMap::default(),
         hashes: HashMap::default(),
         hasher: foldhash::fast::FixedState::default(),
     };
-    for (index, body) in old.iter().enumerate() {
-        if let Some(body) = body {
+    for (index, rule) in grammar.rules().iter().enumerate() {
+        let body = match replaced.get(index) {
+            Some(Some(body)) => body,
+            _ => rule.body(),
+        };
+        // Bodies already flat have no group to lift.
+        let flat = if crate::flat::is_flat(body) {
+            body.clone()
+        } else {
             let id = RuleId::new(index).expect("an existing rule");
-            let body = lifter.flatten_body(id, body);
-            lifter.draft.bodies[index] = Some(body);
-        }
+            lifter.flatten_body(id, body)
+        };
+        lifter.draft.bodies[index] = Some(flat);
     }
     lifter.draft.finish()
 }
