@@ -20,7 +20,7 @@
 //! references with the head in front: exactly the automaton a fresh build of the body gives
 //! (the DFA cap read on the tail, see [`crate::Config::dfa_state_limit`]).
 
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
 
 use hashbrown::HashTable;
@@ -44,7 +44,7 @@ pub(crate) struct Shape<'a> {
     tail: &'a [Expr],
     /// The distinct rules the body references, ascending; a reference's rank is its index.
     refs: Vec<RuleId>,
-    /// [`hash_ranked`] of the tail.
+    /// The tail's hash with references read as their ranks ([`Expr::hash_renamed`]).
     hash: u64,
 }
 
@@ -76,13 +76,12 @@ impl ShapeKey {
         }
         match (shape.tail, self.ranked.kind()) {
             ([], ExprKind::Empty) => true,
-            ([item], _) => equal_ranked(item, &self.ranked, &shape.refs),
+            ([item], _) => item.eq_renamed(&self.ranked, &shape.rank_of(), &RuleId::index),
             (items, ExprKind::Seq(ranked)) => {
                 items.len() == ranked.len()
-                    && items
-                        .iter()
-                        .zip(ranked)
-                        .all(|(item, ranked)| equal_ranked(item, ranked, &shape.refs))
+                    && items.iter().zip(ranked).all(|(item, ranked)| {
+                        item.eq_renamed(ranked, &shape.rank_of(), &RuleId::index)
+                    })
             }
             _ => false,
         }
@@ -102,8 +101,9 @@ impl<'a> Shape<'a> {
         // A fixed seed: the hash only indexes maps, but a fixed one keeps runs repeatable.
         let mut hasher = foldhash::fast::FixedState::with_seed(0).build_hasher();
         hasher.write_usize(tail.len());
+        let rank_of = |rule| rank(&refs, rule).index();
         for item in tail {
-            hash_ranked(item, &refs, &mut hasher);
+            item.hash_renamed(&mut hasher, &rank_of);
         }
         Shape {
             head,
@@ -111,6 +111,11 @@ impl<'a> Shape<'a> {
             refs,
             hash: hasher.finish(),
         }
+    }
+
+    /// Each reference's rank, as [`ShapeKey::ranked`] names it.
+    fn rank_of(&self) -> impl Fn(RuleId) -> usize + '_ {
+        |rule| rank(&self.refs, rule).index()
     }
 
     /// The hash of the ranked tail.
@@ -149,66 +154,6 @@ fn split_head(body: &Expr) -> (Vec<u8>, &[Expr]) {
             (head, &items[literal..])
         }
         _ => (Vec::new(), std::slice::from_ref(body)),
-    }
-}
-
-/// Feeds `expr` to `hasher` with each reference read as its rank among `refs`: bodies equal
-/// up to an order-preserving renaming hash alike.
-fn hash_ranked(expr: &Expr, refs: &[RuleId], hasher: &mut impl Hasher) {
-    match expr.kind() {
-        ExprKind::Empty => hasher.write_u8(0),
-        ExprKind::Bytes(bytes) => {
-            hasher.write_u8(1);
-            bytes.hash(hasher);
-        }
-        ExprKind::Class(class) => {
-            hasher.write_u8(2);
-            class.hash(hasher);
-        }
-        ExprKind::Ref(rule) => {
-            hasher.write_u8(3);
-            hasher.write_usize(rank(refs, *rule).index());
-        }
-        ExprKind::Seq(items) | ExprKind::Choice(items) => {
-            hasher.write_u8(if matches!(expr.kind(), ExprKind::Seq(_)) {
-                4
-            } else {
-                5
-            });
-            hasher.write_usize(items.len());
-            for item in items {
-                hash_ranked(item, refs, hasher);
-            }
-        }
-        ExprKind::Repeat { item, min, max } => {
-            hasher.write_u8(6);
-            hasher.write_u32(*min);
-            hasher.write_u32(max.map_or(u32::MAX, |max| max));
-            hasher.write_u8(u8::from(max.is_some()));
-            hash_ranked(item, refs, hasher);
-        }
-    }
-}
-
-/// Whether `expr`, with each reference read as its rank among `refs`, is `ranked`.
-fn equal_ranked(expr: &Expr, ranked: &Expr, refs: &[RuleId]) -> bool {
-    match (expr.kind(), ranked.kind()) {
-        (ExprKind::Empty, ExprKind::Empty) => true,
-        (ExprKind::Bytes(a), ExprKind::Bytes(b)) => a == b,
-        (ExprKind::Class(a), ExprKind::Class(b)) => a == b,
-        (ExprKind::Ref(rule), ExprKind::Ref(rank_id)) => rank(refs, *rule) == *rank_id,
-        (ExprKind::Seq(a), ExprKind::Seq(b)) | (ExprKind::Choice(a), ExprKind::Choice(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| equal_ranked(a, b, refs))
-        }
-        (
-            ExprKind::Repeat { item, min, max },
-            ExprKind::Repeat {
-                item: ranked_item,
-                min: ranked_min,
-                max: ranked_max,
-            },
-        ) => min == ranked_min && max == ranked_max && equal_ranked(item, ranked_item, refs),
-        _ => false,
     }
 }
 

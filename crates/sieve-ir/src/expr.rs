@@ -12,6 +12,8 @@
 //! There is no expression for the empty language: operations that may produce it return
 //! `Option<Expr>`.
 
+use std::hash::{Hash, Hasher};
+
 use serde::{Deserialize, Serialize};
 
 use crate::{ByteClass, IrError, RuleId};
@@ -230,6 +232,67 @@ impl Expr {
         1 + self.children().iter().map(Expr::depth).max().unwrap_or(0)
     }
 
+    /// Feeds the expression to `state` with every reference `r` read as `name(r)`:
+    /// expressions that [`Expr::eq_renamed`] finds equal under the same `name` hash alike.
+    pub fn hash_renamed(&self, state: &mut impl Hasher, name: &impl Fn(RuleId) -> usize) {
+        match &self.kind {
+            ExprKind::Ref(r) => {
+                state.write_u8(0);
+                state.write_usize(name(*r));
+            }
+            ExprKind::Seq(items) | ExprKind::Choice(items) => {
+                std::mem::discriminant(&self.kind).hash(state);
+                state.write_usize(items.len());
+                for item in items {
+                    item.hash_renamed(state, name);
+                }
+            }
+            ExprKind::Repeat { item, min, max } => {
+                state.write_u8(6);
+                min.hash(state);
+                max.hash(state);
+                item.hash_renamed(state, name);
+            }
+            leaf => leaf.hash(state),
+        }
+    }
+
+    /// Whether the expression equals `other` with every reference `r` of its own read as
+    /// `name(r)` and every reference `r` of `other` as `other_name(r)`.
+    pub fn eq_renamed(
+        &self,
+        other: &Expr,
+        name: &impl Fn(RuleId) -> usize,
+        other_name: &impl Fn(RuleId) -> usize,
+    ) -> bool {
+        match (&self.kind, &other.kind) {
+            (ExprKind::Ref(x), ExprKind::Ref(y)) => name(*x) == other_name(*y),
+            (ExprKind::Seq(xs), ExprKind::Seq(ys))
+            | (ExprKind::Choice(xs), ExprKind::Choice(ys)) => {
+                xs.len() == ys.len()
+                    && xs
+                        .iter()
+                        .zip(ys)
+                        .all(|(x, y)| x.eq_renamed(y, name, other_name))
+            }
+            (
+                ExprKind::Repeat { item, min, max },
+                ExprKind::Repeat {
+                    item: other_item,
+                    min: other_min,
+                    max: other_max,
+                },
+            ) => {
+                min == other_min
+                    && max == other_max
+                    && item.eq_renamed(other_item, name, other_name)
+            }
+            (ExprKind::Ref(_), _) | (_, ExprKind::Ref(_)) => false,
+            (ExprKind::Seq(_) | ExprKind::Choice(_) | ExprKind::Repeat { .. }, _) => false,
+            _ => self == other,
+        }
+    }
+
     /// Rebuilds this expression bottom-up, replacing each reference by `f(id)`.
     ///
     /// `f` returning `None` means the referenced rule's language is empty; the result is `None`
@@ -281,6 +344,32 @@ impl From<Expr> for ExprKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn renamed_comparison_reads_references_through_the_names() {
+        use std::hash::BuildHasher;
+        let r = |i| Expr::rule(RuleId::new(i).unwrap());
+        let body = |a, b| {
+            Expr::seq([
+                Expr::bytes("["),
+                Expr::star(Expr::choice([r(a), r(b)]).unwrap()),
+            ])
+        };
+        // Rules 3 and 4 read as 0 and 1 (their order kept) make `body(3, 4)` `body(0, 1)`.
+        let order = |rule: RuleId| rule.index().saturating_sub(3);
+        let same = |rule: RuleId| rule.index();
+        assert!(body(3, 4).eq_renamed(&body(0, 1), &order, &same));
+        assert!(!body(4, 3).eq_renamed(&body(0, 1), &order, &same));
+        assert!(!body(3, 4).eq_renamed(&body(0, 1), &same, &same));
+        let fixed = std::collections::hash_map::RandomState::new();
+        let hash_with = |expr: &Expr, name: &dyn Fn(RuleId) -> usize| {
+            let mut state = fixed.build_hasher();
+            expr.hash_renamed(&mut state, &name);
+            state.finish()
+        };
+        assert_eq!(hash_with(&body(3, 4), &order), hash_with(&body(0, 1), &same));
+        assert_ne!(hash_with(&body(3, 4), &same), hash_with(&body(0, 1), &same));
+    }
 
     #[test]
     fn seq_flattens_and_drops_empty() {

@@ -52,63 +52,52 @@ pub(crate) fn check_node(expr: &Expr) -> Option<String> {
 
 /// Checks every invariant of `grammar`; on failure, returns every violation found.
 pub fn verify(grammar: &Grammar) -> Result<(), Vec<String>> {
-    let mut problems = Vec::new();
-    let rule_count = grammar.rules().len();
-    if grammar.root().index() >= rule_count {
-        problems.push(format!("root {} is not a rule", grammar.root()));
-    }
-    let mut names = HashSet::default();
-    for rule in grammar.rules() {
-        if rule.name().is_empty() {
-            problems.push("a rule has an empty name".into());
-        }
-        if !names.insert(rule.name()) {
-            problems.push(format!("rule `{}` is defined twice", rule.name()));
-        }
-        check_tree(rule.body(), rule_count, rule.name(), &mut problems);
-        if rule.max_tokens() == Some(0) {
-            problems.push(format!(
-                "rule `{}` has a token limit of 0 (the least is 1)",
-                rule.name()
-            ));
-        }
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(problems)
-    }
+    check(grammar, true)
 }
 
 /// The checks of [`verify`] that construction does not already guarantee, for a grammar
 /// assembled by [`crate::GrammarBuilder`]: its bodies were made by [`Expr`]'s constructors
 /// (which keep every node invariant) and its names declared once each, so what is left is
 /// the root, empty names, token limits of 0 and references to rules that do not exist (a
-/// [`crate::RuleId`] can be made by hand). Debug builds run the whole verifier as well.
+/// [`crate::RuleId`] can be made by hand). Debug builds check everything.
 pub(crate) fn verify_assembled(grammar: &Grammar) -> Result<(), Vec<String>> {
-    if cfg!(debug_assertions) {
-        verify(grammar)?;
-    }
+    check(grammar, cfg!(debug_assertions))
+}
+
+/// The root, names, token limits and references of `grammar`, and with `everything` also
+/// every node's invariants and the uniqueness of names.
+fn check(grammar: &Grammar, everything: bool) -> Result<(), Vec<String>> {
     let mut problems = Vec::new();
     let rule_count = grammar.rules().len();
     if grammar.root().index() >= rule_count {
         problems.push(format!("root {} is not a rule", grammar.root()));
     }
+    let mut names = everything.then(HashSet::default);
     for rule in grammar.rules() {
         if rule.name().is_empty() {
             problems.push("a rule has an empty name".into());
         }
-        let mut missing = None;
-        rule.body().for_each_ref(&mut |id| {
-            if id.index() >= rule_count {
-                missing.get_or_insert(id);
+        if names
+            .as_mut()
+            .is_some_and(|names| !names.insert(rule.name()))
+        {
+            problems.push(format!("rule `{}` is defined twice", rule.name()));
+        }
+        if everything {
+            check_tree(rule.body(), rule_count, rule.name(), &mut problems);
+        } else {
+            let mut missing = None;
+            rule.body().for_each_ref(&mut |id| {
+                if id.index() >= rule_count {
+                    missing.get_or_insert(id);
+                }
+            });
+            if let Some(id) = missing {
+                problems.push(format!(
+                    "in rule `{}`: reference to missing rule {id}",
+                    rule.name()
+                ));
             }
-        });
-        if let Some(id) = missing {
-            problems.push(format!(
-                "in rule `{}`: reference to missing rule {id}",
-                rule.name()
-            ));
         }
         if rule.max_tokens() == Some(0) {
             problems.push(format!(

@@ -21,7 +21,7 @@
 //! class is a bisimulation class, and a class is only ever created when no existing one is
 //! bisimilar, so the partition is the coarsest.
 
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::{BuildHasher, Hasher};
 
 use foldhash::fast::FixedState;
 use foldhash::HashMap;
@@ -59,7 +59,7 @@ pub fn merge_identical(grammar: Grammar) -> Result<Grammar, NormalizeError> {
 
 /// The final classes found so far. A class's *signature* is the body of its first rule with
 /// every reference read as the class of the rule it names (`class_of`); it is never written
-/// out, but hashed and compared in place through [`hash_renamed`] and [`equal_renamed`].
+/// out, but hashed and compared in place through [`Expr::hash_renamed`] and [`Expr::eq_renamed`].
 ///
 /// Classes are indexed by the hash of their signature, and the classes made from a cycle
 /// also by their *cycle hash*: the signature with every reference to a cyclic class read as
@@ -93,7 +93,7 @@ impl Classes {
         let hash = self.hash(body, &name);
         if let Some(candidates) = self.by_signature.get(&hash) {
             if let Some(&class) = candidates.iter().find(|&&class| {
-                equal_renamed(body, grammar.rules()[self.rules[class]].body(), &name)
+                body.eq_renamed(grammar.rules()[self.rules[class]].body(), &name, &name)
             }) {
                 return class;
             }
@@ -135,7 +135,7 @@ impl Classes {
 
     fn hash(&self, body: &Expr, name: &impl Fn(RuleId) -> usize) -> u64 {
         let mut state = self.hasher.build_hasher();
-        hash_renamed(body, name, &mut state);
+        body.hash_renamed(&mut state, name);
         state.finish()
     }
 }
@@ -225,12 +225,12 @@ fn refine_cycle(
         let mut next = Vec::with_capacity(members.len());
         for (index, &old_block) in block_of.iter().enumerate() {
             let mut state = hasher.build_hasher();
-            hash_renamed(body(index), &name, &mut state);
+            body(index).hash_renamed(&mut state, &name);
             let bucket = buckets.entry((old_block, state.finish())).or_default();
             let found = bucket
                 .iter()
                 .find(|&&(representative, _)| {
-                    equal_renamed(body(representative), body(index), &name)
+                    body(representative).eq_renamed(body(index), &name, &name)
                 })
                 .map(|&(_, block)| block);
             let block = found.unwrap_or_else(|| {
@@ -256,51 +256,6 @@ fn refine_cycle(
         block_of = next;
         block_count = next_representatives.len();
         representatives = next_representatives;
-    }
-}
-
-/// Feeds `expr` into `state` with every reference `r` read as `name(r)`.
-fn hash_renamed(expr: &Expr, name: &impl Fn(RuleId) -> usize, state: &mut impl Hasher) {
-    match expr.kind() {
-        ExprKind::Ref(r) => {
-            state.write_u8(0);
-            state.write_usize(name(*r));
-        }
-        ExprKind::Seq(items) | ExprKind::Choice(items) => {
-            std::mem::discriminant(expr.kind()).hash(state);
-            state.write_usize(items.len());
-            for item in items {
-                hash_renamed(item, name, state);
-            }
-        }
-        ExprKind::Repeat { item, min, max } => {
-            state.write_u8(6);
-            min.hash(state);
-            max.hash(state);
-            hash_renamed(item, name, state);
-        }
-        leaf => leaf.hash(state),
-    }
-}
-
-/// Whether `a` and `b` are equal with every reference `r` read as `name(r)`.
-fn equal_renamed(a: &Expr, b: &Expr, name: &impl Fn(RuleId) -> usize) -> bool {
-    match (a.kind(), b.kind()) {
-        (ExprKind::Ref(x), ExprKind::Ref(y)) => name(*x) == name(*y),
-        (ExprKind::Seq(xs), ExprKind::Seq(ys)) | (ExprKind::Choice(xs), ExprKind::Choice(ys)) => {
-            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| equal_renamed(x, y, name))
-        }
-        (
-            ExprKind::Repeat { item, min, max },
-            ExprKind::Repeat {
-                item: other,
-                min: other_min,
-                max: other_max,
-            },
-        ) => min == other_min && max == other_max && equal_renamed(item, other, name),
-        (ExprKind::Ref(_), _) | (_, ExprKind::Ref(_)) => false,
-        (ExprKind::Seq(_) | ExprKind::Choice(_) | ExprKind::Repeat { .. }, _) => false,
-        _ => a == b,
     }
 }
 
