@@ -56,7 +56,7 @@ fn run() -> Result<(), String> {
         limit,
     )?);
     println!(
-        "{VOCABULARY}: {} text tokens; {workloads} harness workloads and {} JSONSchemaBench schemas",
+        "{VOCABULARY}: {} token readings (each text token by its bytes and by its token-terminal encoding); {workloads} harness workloads and {} JSONSchemaBench schemas",
         trie.len(),
         grammars.len() - workloads
     );

@@ -367,7 +367,10 @@ mod tests {
             expr.hash_renamed(&mut state, &name);
             state.finish()
         };
-        assert_eq!(hash_with(&body(3, 4), &order), hash_with(&body(0, 1), &same));
+        assert_eq!(
+            hash_with(&body(3, 4), &order),
+            hash_with(&body(0, 1), &same)
+        );
         assert_ne!(hash_with(&body(3, 4), &same), hash_with(&body(0, 1), &same));
     }
 
