@@ -265,15 +265,18 @@ impl Expr {
         name: &impl Fn(RuleId) -> usize,
         other_name: &impl Fn(RuleId) -> usize,
     ) -> bool {
+        self.eq_by_refs(other, &mut |x, y| name(x) == other_name(y))
+    }
+
+    /// Whether the expression equals `other` in shape and in everything but its references,
+    /// and `same(x, y)` holds for each pair of references at the same place, asked left to
+    /// right (so `same` may record what it has paired) and not past the first difference.
+    pub fn eq_by_refs(&self, other: &Expr, same: &mut impl FnMut(RuleId, RuleId) -> bool) -> bool {
         match (&self.kind, &other.kind) {
-            (ExprKind::Ref(x), ExprKind::Ref(y)) => name(*x) == other_name(*y),
+            (ExprKind::Ref(x), ExprKind::Ref(y)) => same(*x, *y),
             (ExprKind::Seq(xs), ExprKind::Seq(ys))
             | (ExprKind::Choice(xs), ExprKind::Choice(ys)) => {
-                xs.len() == ys.len()
-                    && xs
-                        .iter()
-                        .zip(ys)
-                        .all(|(x, y)| x.eq_renamed(y, name, other_name))
+                xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| x.eq_by_refs(y, same))
             }
             (
                 ExprKind::Repeat { item, min, max },
@@ -282,11 +285,7 @@ impl Expr {
                     min: other_min,
                     max: other_max,
                 },
-            ) => {
-                min == other_min
-                    && max == other_max
-                    && item.eq_renamed(other_item, name, other_name)
-            }
+            ) => min == other_min && max == other_max && item.eq_by_refs(other_item, same),
             (ExprKind::Ref(_), _) | (_, ExprKind::Ref(_)) => false,
             (ExprKind::Seq(_) | ExprKind::Choice(_) | ExprKind::Repeat { .. }, _) => false,
             _ => self == other,

@@ -142,8 +142,9 @@ impl Draft {
     }
 }
 
-/// Rewrites the bodies for which `rewrite` (given the rule and its body) returns a new one, for passes whose rewrites
-/// reference no new rule and drop only references that no rule's reachability depends on:
+/// Rewrites the bodies for which `rewrite` (given the rule and its body) returns a new one,
+/// for passes whose rewrites reference no new rule and drop only references that no rule's
+/// reachability depends on:
 /// joining byte strings, dropping an alternative equal to one that stays, a rule's reference
 /// to itself (no shortest path from the root goes through one). Every rule then stays
 /// reachable and every reference valid, so the reachability walk and renumbering of

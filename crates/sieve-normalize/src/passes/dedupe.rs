@@ -22,7 +22,7 @@ pub fn dedupe_alternatives(grammar: Grammar) -> Result<Grammar, NormalizeError> 
 }
 
 fn dedupe(expr: Expr) -> Expr {
-    if !has_choice(&expr) {
+    if !has_repeated_alternative(&expr) {
         return expr;
     }
     match expr.into_kind() {
@@ -62,9 +62,4 @@ fn has_repeated_alternative(expr: &Expr) -> bool {
         _ => false,
     };
     here || expr.children().iter().any(has_repeated_alternative)
-}
-
-/// Whether `expr` has a choice anywhere: only those can have alternatives to drop.
-fn has_choice(expr: &Expr) -> bool {
-    matches!(expr.kind(), ExprKind::Choice(_)) || expr.children().iter().any(has_choice)
 }

@@ -26,7 +26,7 @@ use std::hash::{BuildHasher, Hasher};
 use foldhash::fast::FixedState;
 use foldhash::HashMap;
 
-use sieve_ir::{Expr, ExprKind, Grammar, RuleId};
+use sieve_ir::{Expr, Grammar, RuleId};
 
 use crate::{components::Components, rebuild::Draft, NormalizeError};
 
@@ -78,7 +78,6 @@ struct Classes {
     by_signature: HashMap<u64, Vec<usize>>,
     /// The classes made from cycles, by cycle hash, oldest first.
     by_cycle_hash: HashMap<u64, Vec<usize>>,
-    hasher: FixedState,
 }
 
 /// What a reference to a cyclic class, or to a block, reads as in a cycle hash.
@@ -90,7 +89,7 @@ impl Classes {
     fn intern(&mut self, grammar: &Grammar, rule: usize, class_of: &[usize]) -> usize {
         let body = grammar.rules()[rule].body();
         let name = |r: RuleId| class_of[r.index()];
-        let hash = self.hash(body, &name);
+        let hash = hash_renamed(body, &name);
         if let Some(candidates) = self.by_signature.get(&hash) {
             if let Some(&class) = candidates.iter().find(|&&class| {
                 body.eq_renamed(grammar.rules()[self.rules[class]].body(), &name, &name)
@@ -114,9 +113,9 @@ impl Classes {
         self.cyclic.resize(self.rules.len(), true);
         for (class, &rule) in (first..).zip(rules) {
             let body = grammar.rules()[rule].body();
-            let hash = self.hash(body, &|r: RuleId| class_of[r.index()]);
+            let hash = hash_renamed(body, &|r: RuleId| class_of[r.index()]);
             self.by_signature.entry(hash).or_default().push(class);
-            let cycle_hash = self.hash(body, &|r: RuleId| self.cycle_name(class_of[r.index()]));
+            let cycle_hash = hash_renamed(body, &|r: RuleId| self.cycle_name(class_of[r.index()]));
             self.by_cycle_hash
                 .entry(cycle_hash)
                 .or_default()
@@ -132,12 +131,13 @@ impl Classes {
             class
         }
     }
+}
 
-    fn hash(&self, body: &Expr, name: &impl Fn(RuleId) -> usize) -> u64 {
-        let mut state = self.hasher.build_hasher();
-        body.hash_renamed(&mut state, name);
-        state.finish()
-    }
+/// `body`'s hash with every reference `r` read as `name(r)` (a fixed seed: runs repeat).
+fn hash_renamed(body: &Expr, name: &impl Fn(RuleId) -> usize) -> u64 {
+    let mut state = FixedState::default().build_hasher();
+    body.hash_renamed(&mut state, name);
+    state.finish()
 }
 
 /// The rule id standing for class or block `index` inside a block signature.
@@ -209,7 +209,6 @@ fn refine_cycle(
         .map(|(position, &member)| (member, position))
         .collect();
     let body = |index: usize| grammar.rules()[members[index]].body();
-    let hasher = FixedState::default();
     let mut block_of = vec![0usize; members.len()];
     let mut block_count = 1;
     // The first member of each block, in block order.
@@ -224,9 +223,9 @@ fn refine_cycle(
         let mut next_representatives = Vec::new();
         let mut next = Vec::with_capacity(members.len());
         for (index, &old_block) in block_of.iter().enumerate() {
-            let mut state = hasher.build_hasher();
-            body(index).hash_renamed(&mut state, &name);
-            let bucket = buckets.entry((old_block, state.finish())).or_default();
+            let bucket = buckets
+                .entry((old_block, hash_renamed(body(index), &name)))
+                .or_default();
             let found = bucket
                 .iter()
                 .find(|&&(representative, _)| {
@@ -277,7 +276,7 @@ fn match_existing(
     };
     let candidates = classes
         .by_cycle_hash
-        .get(&classes.hash(&block_signatures[0], &cycle_name))?;
+        .get(&hash_renamed(&block_signatures[0], &cycle_name))?;
     'candidates: for &candidate in candidates {
         let mut pairing: Vec<Option<usize>> = vec![None; block_signatures.len()];
         pairing[0] = Some(candidate);
@@ -312,40 +311,18 @@ fn unify(
     pairing: &mut [Option<usize>],
     pending: &mut Vec<usize>,
 ) -> bool {
-    match (block.kind(), class.kind()) {
-        (ExprKind::Ref(b), ExprKind::Ref(c)) if b.index() >= offset => {
-            let c = class_name(*c);
-            match &mut pairing[b.index() - offset] {
-                Some(paired) => *paired == c,
-                slot @ None => {
-                    *slot = Some(c);
-                    pending.push(b.index() - offset);
-                    true
-                }
+    block.eq_by_refs(class, &mut |b, c| {
+        let c = class_name(c);
+        let Some(block) = b.index().checked_sub(offset) else {
+            return b.index() == c;
+        };
+        match &mut pairing[block] {
+            Some(paired) => *paired == c,
+            slot @ None => {
+                *slot = Some(c);
+                pending.push(block);
+                true
             }
         }
-        (ExprKind::Ref(b), ExprKind::Ref(c)) => b.index() == class_name(*c),
-        (ExprKind::Seq(xs), ExprKind::Seq(ys)) | (ExprKind::Choice(xs), ExprKind::Choice(ys)) => {
-            xs.len() == ys.len()
-                && xs
-                    .iter()
-                    .zip(ys)
-                    .all(|(x, y)| unify(x, y, class_name, offset, pairing, pending))
-        }
-        (
-            ExprKind::Repeat { item, min, max },
-            ExprKind::Repeat {
-                item: other,
-                min: other_min,
-                max: other_max,
-            },
-        ) => {
-            min == other_min
-                && max == other_max
-                && unify(item, other, class_name, offset, pairing, pending)
-        }
-        (ExprKind::Ref(_), _) | (_, ExprKind::Ref(_)) => false,
-        (ExprKind::Seq(_) | ExprKind::Choice(_) | ExprKind::Repeat { .. }, _) => false,
-        _ => block == class,
-    }
+    })
 }
