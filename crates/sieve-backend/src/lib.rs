@@ -66,8 +66,9 @@ pub use tokens::{merge_ranges, push_range, Classification, TokenBits, TokenSet};
 /// What a bare key's classification depends on, as a value: two keys with equal fingerprints
 /// (in any two grammars compiled by the same backend) have equal bare classifications
 /// against the same trie, which lets classifications be shared across grammars. The words
-/// are backend-defined (a structural hash of the state's automaton and of everything it can
-/// reach, the state's canonical number, the bytes that may follow its rule).
+/// are backend-defined (for the Earley backend: a structural hash of the part of the state's
+/// automaton it can reach and of the rules that part refers to, and the bytes that may follow
+/// its rule).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Fingerprint(pub [u64; 6]);
 

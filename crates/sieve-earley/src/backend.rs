@@ -168,35 +168,31 @@ impl Backend for EarleyGrammar {
         }
     }
 
-    /// The structural hash of the state's rule (which covers every rule it can reach), the
-    /// state's canonical number in it, and FOLLOW of the rule: all a bare classification
-    /// reads (the walk descends only into rules the hash covers, and leaves the state's own
-    /// rule only through FOLLOW). The first word also names this backend and the walk's
-    /// limits, which change the result.
+    /// The residual hash of the state (`residual.rs`: the part of its rule's automaton it can
+    /// reach, with the structural hashes of the rules that part refers to) and FOLLOW of its
+    /// rule: all a bare classification reads (the walk descends only into rules the hash
+    /// covers, and leaves the state's own rule only through FOLLOW). The first word also names
+    /// this backend and the walk's limits, which change the result.
     fn fingerprint(&self, state: u32) -> Option<Fingerprint> {
-        const EARLEY_STATIC_WALK_V1: u64 = 0x4541_524c_4559_0001;
+        const EARLEY_STATIC_WALK_V2: u64 = 0x4541_524c_4559_0002;
         // A tight key's classification is its state's, less what the rule's `rest` (a
         // function of its automaton, which the rule hash names, and of the tokenizer, which
         // owns the store) and the allowance remove: the state's fingerprint with the
-        // allowance and a tag bit in the canonical-state word.
+        // allowance and a tag bit folded into the second word.
         let (state, tight) = match self.limits.tight(state) {
             Some((state, allowance)) => (state, (1u64 << 63) | (u64::from(allowance) << 32)),
             None => (state, 0),
         };
-        let info = self.states[state as usize];
-        let hash = self.rule_hash[info.rule as usize]?;
-        let canonical = self.canonical[state as usize];
-        if canonical == u32::MAX {
-            return None;
-        }
+        let [a, b] = self.residual_hash(state)?;
+        let rule = self.states[state as usize].rule;
         let mut follow = [0u64; 4];
-        for byte in self.follow[info.rule as usize].iter() {
+        for byte in self.follow[rule as usize].iter() {
             follow[byte as usize / 64] |= 1 << (byte % 64);
         }
         Some(Fingerprint([
-            hash ^ EARLEY_STATIC_WALK_V1.rotate_left(crate::within::MAX_STACK as u32)
+            a ^ EARLEY_STATIC_WALK_V2.rotate_left(crate::within::MAX_STACK as u32)
                 ^ (crate::within::MAX_CONFIGS as u64),
-            u64::from(canonical) | tight,
+            b ^ tight,
             follow[0],
             follow[1],
             follow[2],

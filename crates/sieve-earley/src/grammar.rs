@@ -97,8 +97,6 @@ pub struct EarleyGrammar {
     pub(crate) follow: Vec<ByteClass>,
     /// Per rule, its structural hash (`sieve_fsm::GrammarFsms::hash`).
     pub(crate) rule_hash: Vec<Option<u64>>,
-    /// Per state, its canonical number within its rule, or `u32::MAX` without one.
-    pub(crate) canonical: Vec<u32>,
     /// The byte classes, computed by the first classification (see `alphabet.rs`).
     pub(crate) alphabet: std::sync::OnceLock<crate::alphabet::Alphabet>,
     /// The classification walk's rows, kept between classifications (see `classify.rs`).
@@ -147,23 +145,17 @@ impl EarleyGrammar {
             first: Vec::new(),
             follow: Vec::new(),
             rule_hash: fsms.rule_ids().map(|r| fsms.hash(r)).collect(),
-            canonical: Vec::with_capacity(next),
             alphabet: std::sync::OnceLock::new(),
             walk_tables: crate::classify::SharedTables::default(),
             rule_names: fsms.rule_ids().map(|r| fsms.name(r).to_owned()).collect(),
             limits: crate::limits::Limits::default(),
         };
-        let rule_ids: Vec<sieve_ir::RuleId> = fsms.rule_ids().collect();
         let mut class_ids: HashMap<ByteClass, u32> = HashMap::default();
         for (rule, automaton) in automata.iter().enumerate() {
             let base = g.start[rule];
             match automaton {
                 RuleAutomaton::Regular(fsm) => {
                     for state in fsm.states() {
-                        g.canonical.push(
-                            fsms.canonical_state(rule_ids[rule], state)
-                                .unwrap_or(u32::MAX),
-                        );
                         let (b0, r0, e0) =
                             (g.byte_edges.len(), g.rule_edges.len(), g.eps_edges.len());
                         let mut class = ByteClass::EMPTY;
@@ -205,7 +197,6 @@ impl EarleyGrammar {
                     }
                 }
                 RuleAutomaton::Counted { item, min, max } => {
-                    g.canonical.push(u32::MAX);
                     g.counted.push(Counted {
                         item: to_u32(item.index()),
                         min: *min,
@@ -225,7 +216,6 @@ impl EarleyGrammar {
                 // `RuleAutomaton` is non-exhaustive; an unknown kind is a rule that matches
                 // nothing (a state with no edges that does not accept).
                 _ => {
-                    g.canonical.push(u32::MAX);
                     g.states.push(StateInfo {
                         rule: to_u32(rule),
                         accepting: false,
@@ -339,7 +329,6 @@ impl EarleyGrammar {
             + bytes(&self.first)
             + bytes(&self.follow)
             + bytes(&self.rule_hash)
-            + bytes(&self.canonical)
     }
 
     /// Whether the empty input is a sentence.

@@ -62,6 +62,7 @@ mod first_follow;
 mod grammar;
 mod limits;
 mod parser;
+mod residual;
 mod within;
 
 use std::fmt;

@@ -32,7 +32,7 @@ use crate::canonical::{canonicalize, canonicalize_dfa};
 use crate::dfa::{determinize, minimize};
 use crate::error::BuildError;
 use crate::fragment::Fragments;
-use crate::fsm::{Fsm, StateId};
+use crate::fsm::Fsm;
 use crate::hash::hash_rules;
 use crate::memo::{RuleMemo, Shape, ShapeKey};
 use crate::nfa::{accepts_empty, is_regular_repeat, remove_epsilons, thompson, Nfa};
@@ -192,8 +192,6 @@ impl RuleAutomaton {
 pub struct GrammarFsms {
     automata: Vec<RuleAutomaton>,
     hashes: Vec<Option<u64>>,
-    /// Per rule with a hash, each state's canonical number (see [`GrammarFsms::canonical_state`]).
-    canonical: Vec<Vec<u32>>,
     names: Vec<String>,
     /// Per rule, its token limit (`sieve_ir::Rule::max_tokens`).
     token_limits: Vec<Option<u32>>,
@@ -223,16 +221,6 @@ impl GrammarFsms {
     /// When `rule` is not a rule of the grammar these automata were built from.
     pub fn hash(&self, rule: RuleId) -> Option<u64> {
         self.hashes[rule.index()]
-    }
-
-    /// The canonical number of `state` in `rule`'s automaton, when the rule has a hash: the
-    /// order in which the hash visited the states. Two rules of equal hash have corresponding
-    /// states under these numbers, in any two grammars, which is what lets caches keyed by
-    /// (hash, canonical state) be shared across grammars. `None` for rules without a hash and
-    /// for counted rules (which have no FSM states).
-    pub fn canonical_state(&self, rule: RuleId, state: StateId) -> Option<u32> {
-        self.hashes[rule.index()]?;
-        self.canonical[rule.index()].get(state.index()).copied()
     }
 
     /// The name of `rule`, as in the grammar.
@@ -486,11 +474,10 @@ impl Builder {
                 automata.push(automaton);
             }
         }
-        let crate::hash::RuleHashes { hashes, canonical } = hash_rules(&automata);
+        let hashes = hash_rules(&automata);
         Ok(GrammarFsms {
             automata,
             hashes,
-            canonical,
             names: grammar
                 .rules()
                 .iter()

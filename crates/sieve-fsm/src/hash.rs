@@ -58,16 +58,8 @@ pub(crate) fn hash_combine(h: u64, value: u64) -> u64 {
     mix(h.rotate_left(23).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ mix(value ^ 0xd6e8_feb8_6659_fd93))
 }
 
-/// The hash of every rule (indexed by rule), `None` where the SCC shape rules it out, and for
-/// every rule with a hash the canonical number of each of its states: the visit number
-/// Algorithm 1 gave it (empty for counted rules and rules without a hash).
-pub(crate) struct RuleHashes {
-    pub(crate) hashes: Vec<Option<u64>>,
-    pub(crate) canonical: Vec<Vec<u32>>,
-}
-
-/// Computes the hash of every rule and the canonical numbering of their states.
-pub(crate) fn hash_rules(automata: &[RuleAutomaton]) -> RuleHashes {
+/// Computes the hash of every rule (indexed by rule), `None` where the SCC shape rules it out.
+pub(crate) fn hash_rules(automata: &[RuleAutomaton]) -> Vec<Option<u64>> {
     let n = automata.len();
     let references: Vec<Vec<RuleId>> = automata.iter().map(RuleAutomaton::references).collect();
     let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(n, 0);
@@ -81,35 +73,24 @@ pub(crate) fn hash_rules(automata: &[RuleAutomaton]) -> RuleHashes {
     }
 
     let mut hashes: Vec<Option<u64>> = vec![None; n];
-    let mut canonical: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut in_scc = vec![false; n];
     for scc in tarjan_scc(&graph) {
         let members: Vec<usize> = scc.iter().map(|node| node.index()).collect();
         if let [only] = members[..] {
             if !references[only].iter().any(|r| r.index() == only) {
-                if let Some((h, numbers)) = local_hash(&automata[only], |r| hashes[r.index()]) {
-                    hashes[only] = Some(h);
-                    canonical[only] = numbers;
-                }
+                hashes[only] = local_hash(&automata[only], |r| hashes[r.index()]);
                 continue;
             }
         }
         for &m in &members {
             in_scc[m] = true;
         }
-        hash_cycle(
-            automata,
-            &references,
-            &members,
-            &in_scc,
-            &mut hashes,
-            &mut canonical,
-        );
+        hash_cycle(automata, &references, &members, &in_scc, &mut hashes);
         for &m in &members {
             in_scc[m] = false;
         }
     }
-    RuleHashes { hashes, canonical }
+    hashes
 }
 
 /// Algorithm 2 on an SCC, when it is a simple cycle; leaves `None` otherwise.
@@ -119,7 +100,6 @@ fn hash_cycle(
     members: &[usize],
     in_scc: &[bool],
     hashes: &mut [Option<u64>],
-    canonical: &mut [Vec<u32>],
 ) {
     // `next[i]`: the position in `members` of the one member that member `i` references.
     let mut position: Vec<(usize, usize)> =
@@ -138,7 +118,6 @@ fn hash_cycle(
         }
     }
     let mut local = Vec::with_capacity(members.len());
-    let mut numbers = Vec::with_capacity(members.len());
     for &m in members {
         let callee = |r: RuleId| {
             if in_scc[r.index()] {
@@ -148,10 +127,7 @@ fn hash_cycle(
             }
         };
         match local_hash(&automata[m], callee) {
-            Some((h, n)) => {
-                local.push(h);
-                numbers.push(n);
-            }
+            Some(h) => local.push(h),
             None => return,
         }
     }
@@ -165,17 +141,10 @@ fn hash_cycle(
         debug_assert_eq!(cur, i, "a simple cycle returns to where it started");
         hashes[m] = Some(h);
     }
-    for (&m, n) in members.iter().zip(numbers) {
-        canonical[m] = n;
-    }
 }
 
-/// The hash of one automaton given its callees' hashes (`None` when one is missing), with
-/// its states' canonical numbers.
-fn local_hash(
-    automaton: &RuleAutomaton,
-    callee: impl Fn(RuleId) -> Option<u64>,
-) -> Option<(u64, Vec<u32>)> {
+/// The hash of one automaton given its callees' hashes (`None` when one is missing).
+fn local_hash(automaton: &RuleAutomaton, callee: impl Fn(RuleId) -> Option<u64>) -> Option<u64> {
     match automaton {
         RuleAutomaton::Regular(fsm) => fsm_hash(fsm, callee),
         RuleAutomaton::Counted { item, min, max } => {
@@ -185,7 +154,7 @@ fn local_hash(
                 Some(max) => hash_combine(h, u64::from(*max)),
                 None => hash_combine(h, K_UNBOUNDED),
             };
-            Some((h, Vec::new()))
+            Some(h)
         }
     }
 }
@@ -200,9 +169,8 @@ fn label_key(label: Label, callee: &impl Fn(RuleId) -> Option<u64>) -> Option<(u
     })
 }
 
-/// Algorithm 1, with the visit number of every state (equal hashes imply equal encodings, so
-/// states with the same number in two automata of the same hash correspond).
-fn fsm_hash(fsm: &Fsm, callee: impl Fn(RuleId) -> Option<u64>) -> Option<(u64, Vec<u32>)> {
+/// Algorithm 1 (equal hashes imply equal encodings).
+fn fsm_hash(fsm: &Fsm, callee: impl Fn(RuleId) -> Option<u64>) -> Option<u64> {
     let mut h = hash_combine(SEED_FSM, fsm.state_count() as u64);
     let mut number = vec![u32::MAX; fsm.state_count()];
     let mut queue = vec![fsm.start()];
@@ -232,5 +200,5 @@ fn fsm_hash(fsm: &Fsm, callee: impl Fn(RuleId) -> Option<u64>) -> Option<(u64, V
             h = hash_combine(h, u64::from(number[target.index()]));
         }
     }
-    Some((h, number))
+    Some(h)
 }

@@ -136,6 +136,72 @@ fn masks_equal_brute_force_on_every_grammar_with_a_synthetic_vocabulary() {
     }
 }
 
+/// The grammars of the JSON Schema test suite's schemas (those sieve compiles), then every
+/// shipped grammar: many rules in common (strings, numbers, objects) under different names
+/// and in different enclosing rules.
+fn shared_store_corpus() -> Vec<(String, Grammar)> {
+    let fixtures =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../sieve-jsonschema/tests/fixtures");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&fixtures)
+        .expect("the JSON Schema fixtures are readable")
+        .map(|entry| entry.expect("readable entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let mut grammars = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("readable fixture");
+        let groups: Vec<serde_json::Value> = serde_json::from_str(&text).expect("fixture JSON");
+        for (i, group) in groups.iter().enumerate() {
+            let options = sieve_jsonschema::Options::default();
+            if let Ok(compiled) = sieve_jsonschema::compile(&group["schema"], &options) {
+                grammars.push((format!("{} #{i}", path.display()), compiled.grammar));
+            }
+        }
+    }
+    assert!(
+        grammars.len() >= 100,
+        "only {} schemas compile",
+        grammars.len()
+    );
+    for path in grammar_files() {
+        grammars.push((path.display().to_string(), compile_file(&path)));
+    }
+    grammars
+}
+
+/// Every grammar of [`shared_store_corpus`] compiled against one tokenizer, so each finds in
+/// the shared store the classifications of the grammars before it whose states have the same
+/// fingerprint (the same residual automaton and FOLLOW): the masks stay the brute-force ones.
+#[test]
+fn masks_equal_brute_force_when_grammars_share_one_store() {
+    let grammars: Vec<(String, Grammar, Vec<Vec<u8>>)> = shared_store_corpus()
+        .into_iter()
+        .map(|(label, grammar)| {
+            let sentences = samples(&grammar, 1);
+            (label, grammar, sentences)
+        })
+        .collect();
+    let all: Vec<Vec<u8>> = grammars
+        .iter()
+        .flat_map(|(_, _, sentences)| sentences.iter().cloned())
+        .collect();
+    let vocab = Arc::new(synthetic_vocab(&all));
+    let tokenizer = Arc::new(Tokenizer::new(vocab.clone()));
+    for (label, grammar, sentences) in &grammars {
+        let compiled = common::compile_sharing(grammar, &tokenizer, true);
+        for sentence in sentences {
+            let label = format!("{label} (shared store)");
+            walk(&compiled, &greedy_tokenize(&vocab, sentence), &label);
+        }
+    }
+    let stats = tokenizer.store_stats();
+    assert!(
+        stats.hits >= 50,
+        "the grammars reuse few classifications: {stats:?}"
+    );
+}
+
 #[test]
 fn masks_equal_brute_force_with_the_embedded_gpt2_vocabulary() {
     let vocab = Arc::new(Vocabulary::embedded_default().clone());
