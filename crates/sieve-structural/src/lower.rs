@@ -28,13 +28,13 @@ use sieve_ir::{Expr, Grammar, GrammarBuilder, RuleId};
 
 use crate::dispatch::{self, FreeText};
 use crate::error::{join, Error, ErrorKind};
-use crate::model::{Begin, Ends, Format, JsonSchema, Kind, Style, Tag, Tok};
+use crate::model::{Begin, Ends, Format, FormatKey, JsonSchema, Kind, Style, Tag, Tok};
 use crate::{strict, Options};
 
 mod xml;
 
 /// The end of an enclosing tag, as free text and free tokens inside it must avoid it.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum End {
     /// Its end strings.
     Text(Vec<String>),
@@ -46,7 +46,7 @@ enum End {
 pub(crate) struct Lowerer<'a> {
     builder: GrammarBuilder,
     options: &'a Options,
-    cache: HashMap<String, RuleId>,
+    cache: HashMap<(FormatKey, Option<End>), RuleId>,
     /// The ends of the enclosing tags, innermost last.
     ends: Vec<End>,
 }
@@ -260,7 +260,7 @@ impl<'a> Lowerer<'a> {
     }
 
     fn format(&mut self, format: &Format) -> Result<RuleId, Error> {
-        let key = format!("{}\u{0}{:?}", format.key, self.ends.last());
+        let key = (format.key, self.ends.last().cloned());
         if let Some(&id) = self.cache.get(&key) {
             return Ok(id);
         }

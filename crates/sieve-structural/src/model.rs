@@ -12,8 +12,6 @@
 //! are resolved against the vocabulary when lowered, so a token that does not resolve is an
 //! error at its place.
 
-use std::sync::Arc;
-
 use foldhash::HashMap;
 use serde_json::{Map, Value};
 use sieve_ir::token::{TokenItem, ID_LIMIT};
@@ -26,8 +24,8 @@ use crate::Limits;
 pub(crate) struct Format {
     /// The JSON pointer of this format's object.
     pub pointer: String,
-    /// The object serialised canonically (keys sorted), so equal formats are compiled once.
-    pub key: Arc<str>,
+    /// The object's canonical hash, so equal formats are compiled once.
+    pub key: FormatKey,
     /// What it matches.
     pub kind: Kind,
 }
@@ -250,7 +248,7 @@ struct Reader<'a> {
     formats: usize,
     /// The canonical key of each format read so far, by the address of its value: an
     /// enclosing format's key copies its nested formats' keys rather than writing them again.
-    keys: HashMap<*const Value, Arc<str>>,
+    keys: HashMap<*const Value, FormatKey>,
 }
 
 impl Reader<'_> {
@@ -280,8 +278,8 @@ impl Reader<'_> {
         let result = self.format_inner(value, pointer);
         self.depth -= 1;
         let kind = result?;
-        let key: Arc<str> = canonical(value, &self.keys).into();
-        self.keys.insert(std::ptr::from_ref(value), key.clone());
+        let key = FormatKey::of(value, &self.keys);
+        self.keys.insert(std::ptr::from_ref(value), key);
         Ok(Format {
             pointer: pointer.to_owned(),
             key,
@@ -886,90 +884,159 @@ fn invalid(pointer: &str, message: impl Into<String>) -> Error {
     Error::new(ErrorKind::Invalid, pointer, message)
 }
 
-/// `value` serialised with object keys sorted, so two spellings of one format get one key.
-/// Written straight into one buffer; a nested value already in `known` (by address) is
-/// copied from there rather than written again.
-fn canonical(value: &Value, known: &HashMap<*const Value, Arc<str>>) -> String {
-    fn write(value: &Value, known: &HashMap<*const Value, Arc<str>>, out: &mut Vec<u8>) {
-        if let Some(key) = known.get(&std::ptr::from_ref(value)) {
-            out.extend_from_slice(key.as_bytes());
-            return;
+/// The identity of a format's JSON value for compiling it once: a 128-bit hash of the value
+/// read canonically — object members in key order, numbers by kind and value (`1` and `1.0`
+/// differ), strings by their bytes — so two spellings of one format (members in another
+/// order) get one key, and different formats different keys up to a 2⁻¹²⁸-scale collision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct FormatKey([u64; 2]);
+
+/// Tags that keep the encodings of different JSON kinds apart.
+const K_NULL: u64 = 0x6e75_6c6c;
+const K_FALSE: u64 = 0x6661_6c73;
+const K_TRUE: u64 = 0x7472_7565;
+const K_UNSIGNED: u64 = 0x7536_3421;
+const K_SIGNED: u64 = 0x6936_3421;
+const K_FLOAT: u64 = 0x6636_3421;
+const K_STRING: u64 = 0x7374_7221;
+const K_ARRAY: u64 = 0x6172_7221;
+const K_OBJECT: u64 = 0x6f62_6a21;
+
+impl FormatKey {
+    /// The key of `value`: a Merkle hash, each array item and object member folded in by its
+    /// own key, so a nested value already in `known` (by address) is read from there rather
+    /// than hashed again, with the same result.
+    fn of(value: &Value, known: &HashMap<*const Value, FormatKey>) -> FormatKey {
+        if let Some(&key) = known.get(&std::ptr::from_ref(value)) {
+            return key;
         }
+        let mut key = FormatKey([0x7369_6576_655f_6b31, 0x666f_726d_6174_3221]);
         match value {
+            Value::Null => key.fold(K_NULL),
+            Value::Bool(false) => key.fold(K_FALSE),
+            Value::Bool(true) => key.fold(K_TRUE),
+            Value::Number(n) => {
+                if let Some(u) = n.as_u64() {
+                    key.fold(K_UNSIGNED);
+                    key.fold(u);
+                } else if let Some(i) = n.as_i64() {
+                    key.fold(K_SIGNED);
+                    key.fold(i as u64);
+                } else {
+                    key.fold(K_FLOAT);
+                    key.fold(n.as_f64().unwrap_or(f64::NAN).to_bits());
+                }
+            }
+            Value::String(text) => key.fold_str(text),
+            Value::Array(items) => {
+                key.fold(K_ARRAY ^ ((items.len() as u64) << 32));
+                for item in items {
+                    key.fold_key(FormatKey::of(item, known));
+                }
+            }
             Value::Object(map) => {
+                key.fold(K_OBJECT ^ ((map.len() as u64) << 32));
                 let mut entries: Vec<(&String, &Value)> = map.iter().collect();
                 entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                out.push(b'{');
-                for (i, (k, v)) in entries.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    serde_json::to_writer(&mut *out, k).expect("writing to a vector");
-                    out.push(b':');
-                    write(v, known, out);
+                for (name, member) in entries {
+                    key.fold_str(name);
+                    key.fold_key(FormatKey::of(member, known));
                 }
-                out.push(b'}');
             }
-            Value::Array(items) => {
-                out.push(b'[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(b',');
-                    }
-                    write(item, known, out);
-                }
-                out.push(b']');
-            }
-            other => serde_json::to_writer(&mut *out, other).expect("writing to a vector"),
+        }
+        key
+    }
+
+    fn fold(&mut self, word: u64) {
+        for (lane, h) in (0u32..).zip(self.0.iter_mut()) {
+            let z = (*h ^ word.rotate_left(17 * lane + 1))
+                .wrapping_add(0x9e37_79b9_7f4a_7c15)
+                .wrapping_mul(0xbf58_476d_1ce4_e5b9 ^ u64::from(lane));
+            *h = (z ^ (z >> 29)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            *h ^= *h >> 32;
         }
     }
-    let mut out = Vec::new();
-    write(value, known, &mut out);
-    String::from_utf8(out).expect("serde_json writes UTF-8")
+
+    fn fold_key(&mut self, key: FormatKey) {
+        self.fold(key.0[0]);
+        self.fold(key.0[1]);
+    }
+
+    fn fold_str(&mut self, text: &str) {
+        self.fold(K_STRING ^ ((text.len() as u64) << 32));
+        for chunk in text.as_bytes().chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.fold(u64::from_le_bytes(word));
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{canonical, read_document, Kind};
+    use super::{read_document, FormatKey, Kind};
     use crate::Limits;
     use serde_json::json;
 
-    fn fresh(value: &serde_json::Value) -> String {
-        canonical(value, &Default::default())
+    fn fresh(value: &serde_json::Value) -> FormatKey {
+        FormatKey::of(value, &Default::default())
     }
 
-    /// Keys are sorted at every level and everything else is compact JSON, so two spellings
-    /// of one format get one key and different formats different keys.
+    /// Members are read in key order at every level, so two spellings of one format get one
+    /// key; any other difference (order of items, a number's kind, a string's bytes, where a
+    /// value sits) gives another.
     #[test]
-    fn canonical_keys_sort_members_at_every_level() {
+    fn keys_ignore_member_order_only() {
         let a = json!({"type": "tag", "begin": "<a\"é>", "content": {"z": [1, 2.5, null], "a": {"y": true, "b": "\n"}}});
         let b = json!({"content": {"a": {"b": "\n", "y": true}, "z": [1, 2.5, null]}, "begin": "<a\"é>", "type": "tag"});
         assert_eq!(fresh(&a), fresh(&b));
-        assert_eq!(
-            fresh(&a),
-            r#"{"begin":"<a\"é>","content":{"a":{"b":"\n","y":true},"z":[1,2.5,null]},"type":"tag"}"#
-        );
-        assert_ne!(fresh(&json!({"a": [1, 2]})), fresh(&json!({"a": [2, 1]})));
-        assert_ne!(fresh(&json!({"a": 1})), fresh(&json!({"a": 1.0})));
+        let different = [
+            json!({"a": [1, 2]}),
+            json!({"a": [2, 1]}),
+            json!({"a": 1}),
+            json!({"a": 1.0}),
+            json!({"a": -1}),
+            json!({"a": "1"}),
+            json!({"a": [1]}),
+            json!({"a": null}),
+            json!({"a": false}),
+            json!({"a": true}),
+            json!({"b": 1}),
+            json!({"a": {}}),
+            json!({"a": []}),
+            json!({"a": ""}),
+            json!({"a": "12345678"}),
+            json!({"a": "12345678\u{0}"}),
+            json!({"a": [null, null]}),
+            json!({"a": [[null], null]}),
+            json!({"a": [null, [null]]}),
+            json!({"ab": "c"}),
+            json!({"a": "bc"}),
+        ];
+        for (i, x) in different.iter().enumerate() {
+            for y in &different[i + 1..] {
+                assert_ne!(fresh(x), fresh(y), "{x} and {y}");
+            }
+        }
     }
 
-    /// An enclosing format's key copies its nested formats' keys: it must equal the key
-    /// written from scratch.
+    /// An enclosing format's key reads its nested formats' keys: it must equal the key
+    /// computed from scratch.
     #[test]
-    fn nested_keys_copied_equal_keys_written_afresh() {
+    fn nested_keys_reused_equal_keys_computed_afresh() {
         let content = json!({"value": "xé", "type": "const_string"});
         let tag = json!({"type": "tag", "end": "</a>", "content": content, "begin": "<a>"});
         let document = json!({"type": "structural_tag", "format": {"type": "sequence", "elements": [tag, content]}});
         let format = read_document(&document, &Limits::default()).unwrap();
-        assert_eq!(&*format.key, fresh(&document["format"]));
         let Kind::Sequence(elements) = &format.kind else {
             panic!("a sequence: {:?}", format.kind)
         };
-        assert_eq!(&*elements[0].key, fresh(&tag));
-        assert_eq!(&*elements[1].key, fresh(&content));
+        assert_eq!(elements[0].key, fresh(&tag));
+        assert_eq!(elements[1].key, fresh(&content));
         let Kind::Tag(tag_format) = &elements[0].kind else {
             panic!("a tag: {:?}", elements[0].kind)
         };
-        assert_eq!(&*tag_format.content.key, fresh(&content));
+        assert_eq!(tag_format.content.key, fresh(&content));
+        assert_eq!(format.key, fresh(&document["format"]));
     }
 }
