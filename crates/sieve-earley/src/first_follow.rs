@@ -48,11 +48,12 @@ fn state_first(g: &EarleyGrammar, dynamic: &[u32]) -> Vec<ByteClass> {
             class => g.classes[class as usize],
         })
         .collect();
-    // readers[d]: the dynamic states whose FIRST reads state d's.
-    let mut readers: Vec<Vec<u32>> = vec![Vec::new(); g.states.len()];
-    for &q in dynamic {
-        for_each_first_source(g, &g.states[q as usize], |d| readers[d as usize].push(q));
-    }
+    // readers.of(d): the dynamic states whose FIRST reads state d's.
+    let readers = Lists::build(g.states.len(), |emit| {
+        for &q in dynamic {
+            for_each_first_source(g, &g.states[q as usize], |d| emit(d, q));
+        }
+    });
     // Last to first: edges mostly point forward, so most states are final when first popped.
     let mut queued = vec![false; g.states.len()];
     let mut work: Vec<u32> = dynamic.to_vec();
@@ -67,7 +68,7 @@ fn state_first(g: &EarleyGrammar, dynamic: &[u32]) -> Vec<ByteClass> {
         });
         if value != first[q as usize] {
             first[q as usize] = value;
-            for &reader in &readers[q as usize] {
+            for &reader in readers.of(q) {
                 if !queued[reader as usize] {
                     queued[reader as usize] = true;
                     work.push(reader);
@@ -106,15 +107,16 @@ fn follow(
     rule_first: &[ByteClass],
 ) -> Vec<ByteClass> {
     let rules = g.start.len();
-    let mut states_of: Vec<Vec<u32>> = vec![Vec::new(); rules];
-    for &q in dynamic {
-        states_of[g.states[q as usize].rule as usize].push(q);
-    }
+    let states_of = Lists::build(rules, |emit| {
+        for &q in dynamic {
+            emit(g.states[q as usize].rule, q);
+        }
+    });
     let mut follow = vec![ByteClass::EMPTY; rules];
     let mut queued = vec![false; rules];
     let mut work: Vec<u32> = Vec::new();
     for rule in (0..rules).rev() {
-        if !states_of[rule].is_empty() {
+        if !states_of.of(rule as u32).is_empty() {
             queued[rule] = true;
             work.push(rule as u32);
         }
@@ -122,13 +124,13 @@ fn follow(
     while let Some(parent) = work.pop() {
         queued[parent as usize] = false;
         let outer = follow[parent as usize];
-        for &q in &states_of[parent as usize] {
+        for &q in states_of.of(parent) {
             let info = &g.states[q as usize];
             let mut add = |rule: usize, bytes: ByteClass, follow: &mut [ByteClass]| {
                 let merged = follow[rule].union(&bytes);
                 if merged != follow[rule] {
                     follow[rule] = merged;
-                    if !queued[rule] && !states_of[rule].is_empty() {
+                    if !queued[rule] && !states_of.of(rule as u32).is_empty() {
                         queued[rule] = true;
                         work.push(rule as u32);
                     }
@@ -148,6 +150,39 @@ fn follow(
         }
     }
     follow
+}
+
+/// A list of `u32` per index, stored in one vector: list `i` is
+/// `items[offsets[i]..offsets[i + 1]]`, in the order its items were emitted. (A vector per
+/// index cost an allocation per non-empty list: a fifth of building a grammar's tables.)
+struct Lists {
+    offsets: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl Lists {
+    /// The lists of `len` indices holding what `pairs` emits as `(index, item)`; `pairs` is
+    /// called twice (to count, then to fill) and must emit the same pairs both times.
+    fn build(len: usize, pairs: impl Fn(&mut dyn FnMut(u32, u32))) -> Lists {
+        let mut offsets = vec![0u32; len + 1];
+        pairs(&mut |index, _| offsets[index as usize + 1] += 1);
+        for i in 0..len {
+            offsets[i + 1] += offsets[i];
+        }
+        let mut next = offsets.clone();
+        let mut items = vec![0u32; offsets[len] as usize];
+        pairs(&mut |index, item| {
+            let at = &mut next[index as usize];
+            items[*at as usize] = item;
+            *at += 1;
+        });
+        Lists { offsets, items }
+    }
+
+    fn of(&self, index: u32) -> &[u32] {
+        let index = index as usize;
+        &self.items[self.offsets[index] as usize..self.offsets[index + 1] as usize]
+    }
 }
 
 /// Whether the rule of `state` may end there, conservatively: it accepts, or more than bytes

@@ -150,6 +150,16 @@ impl EarleyGrammar {
             rule_names: fsms.rule_ids().map(|r| fsms.name(r).to_owned()).collect(),
             limits: crate::limits::Limits::default(),
         };
+        // Every edge is a byte, rule or ε edge: the total bounds each vector (an FSM's edges
+        // are mostly byte edges).
+        let edges: usize = automata
+            .iter()
+            .map(|automaton| match automaton {
+                RuleAutomaton::Regular(fsm) => fsm.edge_count(),
+                _ => 0,
+            })
+            .sum();
+        g.byte_edges.reserve(edges);
         let mut class_ids: HashMap<ByteClass, u32> = HashMap::default();
         for (rule, automaton) in automata.iter().enumerate() {
             let base = g.start[rule];
@@ -159,11 +169,12 @@ impl EarleyGrammar {
                         let (b0, r0, e0) =
                             (g.byte_edges.len(), g.rule_edges.len(), g.eps_edges.len());
                         let mut class = ByteClass::EMPTY;
-                        for edge in fsm.edges(state) {
+                        let edges = fsm.edges(state);
+                        for edge in edges {
                             let target = base + to_u32(edge.target.index());
                             match edge.label {
                                 Label::Bytes { lo, hi } => {
-                                    class = class.union(&ByteClass::range(lo, hi));
+                                    class.add_range(lo, hi);
                                     g.byte_edges.push(ByteEdge { lo, hi, target });
                                 }
                                 Label::Rule(r) => g.rule_edges.push(RuleEdge {
@@ -183,7 +194,7 @@ impl EarleyGrammar {
                             })
                         };
                         let accepting = fsm.is_accepting(state);
-                        let no_edges = fsm.edges(state).is_empty();
+                        let no_edges = edges.is_empty();
                         g.states.push(StateInfo {
                             rule: to_u32(rule),
                             accepting,
