@@ -238,16 +238,17 @@ impl Fsm {
         self.deterministic
     }
 
+    /// The rule of every rule-reference edge, in edge order (with repeats).
+    pub(crate) fn reference_edges(&self) -> impl Iterator<Item = RuleId> + '_ {
+        self.edges.iter().filter_map(|e| match e.label {
+            Label::Rule(r) => Some(r),
+            _ => None,
+        })
+    }
+
     /// The rules this automaton references, sorted, without repeats.
     pub fn references(&self) -> Vec<RuleId> {
-        let mut refs: Vec<RuleId> = self
-            .edges
-            .iter()
-            .filter_map(|e| match e.label {
-                Label::Rule(r) => Some(r),
-                _ => None,
-            })
-            .collect();
+        let mut refs: Vec<RuleId> = self.reference_edges().collect();
         refs.sort();
         refs.dedup();
         refs

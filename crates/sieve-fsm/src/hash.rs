@@ -61,31 +61,39 @@ pub(crate) fn hash_combine(h: u64, value: u64) -> u64 {
 /// Computes the hash of every rule (indexed by rule), `None` where the SCC shape rules it out.
 pub(crate) fn hash_rules(automata: &[RuleAutomaton]) -> Vec<Option<u64>> {
     let n = automata.len();
-    let references: Vec<Vec<RuleId>> = automata.iter().map(RuleAutomaton::references).collect();
-    let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(n, 0);
+    let references = References::new(automata);
+    let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(n, references.items.len());
     for _ in 0..n {
         graph.add_node(());
     }
-    for (from, refs) in references.iter().enumerate() {
-        for to in refs {
-            graph.add_edge(NodeIndex::new(from), NodeIndex::new(to.index()), ());
+    for from in 0..n {
+        for &to in references.of(from) {
+            graph.add_edge(NodeIndex::new(from), NodeIndex::new(to as usize), ());
         }
     }
 
     let mut hashes: Vec<Option<u64>> = vec![None; n];
     let mut in_scc = vec![false; n];
+    let mut scratch = Scratch::default();
     for scc in tarjan_scc(&graph) {
         let members: Vec<usize> = scc.iter().map(|node| node.index()).collect();
         if let [only] = members[..] {
-            if !references[only].iter().any(|r| r.index() == only) {
-                hashes[only] = local_hash(&automata[only], |r| hashes[r.index()]);
+            if !references.of(only).contains(&(only as u32)) {
+                hashes[only] = local_hash(&automata[only], |r| hashes[r.index()], &mut scratch);
                 continue;
             }
         }
         for &m in &members {
             in_scc[m] = true;
         }
-        hash_cycle(automata, &references, &members, &in_scc, &mut hashes);
+        hash_cycle(
+            automata,
+            &references,
+            &members,
+            &in_scc,
+            &mut hashes,
+            &mut scratch,
+        );
         for &m in &members {
             in_scc[m] = false;
         }
@@ -93,13 +101,62 @@ pub(crate) fn hash_rules(automata: &[RuleAutomaton]) -> Vec<Option<u64>> {
     hashes
 }
 
+/// The rules each automaton references, sorted, without repeats, in one vector: rule `r`'s
+/// are `items[offsets[r]..offsets[r + 1]]`.
+struct References {
+    offsets: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl References {
+    fn new(automata: &[RuleAutomaton]) -> References {
+        let mut offsets = Vec::with_capacity(automata.len() + 1);
+        let mut items = Vec::new();
+        offsets.push(0);
+        for automaton in automata {
+            let from = items.len();
+            match automaton {
+                RuleAutomaton::Regular(fsm) => {
+                    items.extend(fsm.reference_edges().map(|r| r.index() as u32));
+                    items[from..].sort_unstable();
+                    let mut kept = from;
+                    for i in from..items.len() {
+                        if kept == from || items[kept - 1] != items[i] {
+                            items[kept] = items[i];
+                            kept += 1;
+                        }
+                    }
+                    items.truncate(kept);
+                }
+                RuleAutomaton::Counted { item, .. } => items.push(item.index() as u32),
+            }
+            offsets.push(u32::try_from(items.len()).expect("edges are counted in u32"));
+        }
+        References { offsets, items }
+    }
+
+    fn of(&self, rule: usize) -> &[u32] {
+        &self.items[self.offsets[rule] as usize..self.offsets[rule + 1] as usize]
+    }
+}
+
+/// Buffers Algorithm 1 reuses from one automaton to the next.
+#[derive(Default)]
+struct Scratch {
+    /// Per state, its visit number, or `u32::MAX`; all `u32::MAX` between automata.
+    number: Vec<u32>,
+    queue: Vec<StateId>,
+    keyed: Vec<((u8, u64, u64), StateId)>,
+}
+
 /// Algorithm 2 on an SCC, when it is a simple cycle; leaves `None` otherwise.
 fn hash_cycle(
     automata: &[RuleAutomaton],
-    references: &[Vec<RuleId>],
+    references: &References,
     members: &[usize],
     in_scc: &[bool],
     hashes: &mut [Option<u64>],
+    scratch: &mut Scratch,
 ) {
     // `next[i]`: the position in `members` of the one member that member `i` references.
     let mut position: Vec<(usize, usize)> =
@@ -111,9 +168,9 @@ fn hash_cycle(
     };
     let mut next = Vec::with_capacity(members.len());
     for &m in members {
-        let mut inside = references[m].iter().filter(|r| in_scc[r.index()]);
+        let mut inside = references.of(m).iter().filter(|&&r| in_scc[r as usize]);
         match (inside.next(), inside.next()) {
-            (Some(r), None) => next.push(position_of(r.index())),
+            (Some(r), None) => next.push(position_of(*r as usize)),
             _ => return, // Not a simple cycle.
         }
     }
@@ -126,7 +183,7 @@ fn hash_cycle(
                 hashes[r.index()]
             }
         };
-        match local_hash(&automata[m], callee) {
+        match local_hash(&automata[m], callee, scratch) {
             Some(h) => local.push(h),
             None => return,
         }
@@ -144,9 +201,13 @@ fn hash_cycle(
 }
 
 /// The hash of one automaton given its callees' hashes (`None` when one is missing).
-fn local_hash(automaton: &RuleAutomaton, callee: impl Fn(RuleId) -> Option<u64>) -> Option<u64> {
+fn local_hash(
+    automaton: &RuleAutomaton,
+    callee: impl Fn(RuleId) -> Option<u64>,
+    scratch: &mut Scratch,
+) -> Option<u64> {
     match automaton {
-        RuleAutomaton::Regular(fsm) => fsm_hash(fsm, callee),
+        RuleAutomaton::Regular(fsm) => fsm_hash(fsm, callee, scratch),
         RuleAutomaton::Counted { item, min, max } => {
             let mut h = hash_combine(K_COUNTED, callee(*item)?);
             h = hash_combine(h, u64::from(*min));
@@ -170,13 +231,40 @@ fn label_key(label: Label, callee: &impl Fn(RuleId) -> Option<u64>) -> Option<(u
 }
 
 /// Algorithm 1 (equal hashes imply equal encodings).
-fn fsm_hash(fsm: &Fsm, callee: impl Fn(RuleId) -> Option<u64>) -> Option<u64> {
-    let mut h = hash_combine(SEED_FSM, fsm.state_count() as u64);
-    let mut number = vec![u32::MAX; fsm.state_count()];
-    let mut queue = vec![fsm.start()];
+fn fsm_hash(
+    fsm: &Fsm,
+    callee: impl Fn(RuleId) -> Option<u64>,
+    scratch: &mut Scratch,
+) -> Option<u64> {
+    let Scratch {
+        number,
+        queue,
+        keyed,
+    } = scratch;
+    if number.len() < fsm.state_count() {
+        number.resize(fsm.state_count(), u32::MAX);
+    }
+    queue.clear();
+    queue.push(fsm.start());
     number[fsm.start().index()] = 0;
+    let h = fsm_hash_from_start(fsm, &callee, number, queue, keyed);
+    // Leave every visit number unset for the next automaton (also after a missing callee).
+    for state in queue.iter() {
+        number[state.index()] = u32::MAX;
+    }
+    h
+}
+
+/// The walk of [`fsm_hash`] from the queued start state.
+fn fsm_hash_from_start(
+    fsm: &Fsm,
+    callee: &impl Fn(RuleId) -> Option<u64>,
+    number: &mut [u32],
+    queue: &mut Vec<StateId>,
+    keyed: &mut Vec<((u8, u64, u64), StateId)>,
+) -> Option<u64> {
+    let mut h = hash_combine(SEED_FSM, fsm.state_count() as u64);
     let mut next = 0;
-    let mut keyed: Vec<((u8, u64, u64), StateId)> = Vec::new();
     while next < queue.len() {
         let state = queue[next];
         next += 1;
@@ -184,10 +272,10 @@ fn fsm_hash(fsm: &Fsm, callee: impl Fn(RuleId) -> Option<u64>) -> Option<u64> {
         h = hash_combine(h, K_STATE);
         keyed.clear();
         for edge in fsm.edges(state) {
-            keyed.push((label_key(edge.label, &callee)?, edge.target));
+            keyed.push((label_key(edge.label, callee)?, edge.target));
         }
         keyed.sort_unstable();
-        for &((kind, a, b), target) in &keyed {
+        for &((kind, a, b), target) in keyed.iter() {
             if number[target.index()] == u32::MAX {
                 number[target.index()] = u32::try_from(queue.len()).expect("bounded");
                 queue.push(target);
