@@ -32,6 +32,8 @@ struct Entry {
     dfa_cap: usize,
     minimize: bool,
     fsm: Arc<Fsm>,
+    /// Its approximate heap bytes ([`entry_bytes`]), measured once.
+    bytes: usize,
 }
 
 impl Entry {
@@ -125,12 +127,13 @@ impl AutomatonCache {
     /// settings.
     pub(crate) fn insert(&self, key: &ShapeKey, dfa_cap: usize, minimize: bool, ranked: Arc<Fsm>) {
         let entry = Entry {
+            bytes: entry_bytes(key, &ranked),
             key: key.clone(),
             dfa_cap,
             minimize,
             fsm: ranked,
         };
-        if entry_bytes(&entry) > self.budget / 2 {
+        if entry.bytes > self.budget / 2 {
             return;
         }
         let mut inner = self.lock();
@@ -138,7 +141,7 @@ impl AutomatonCache {
     }
 
     fn insert_locked(&self, inner: &mut Generations, entry: Entry) {
-        let bytes = entry_bytes(&entry);
+        let bytes = entry.bytes;
         if inner.current_bytes + bytes > self.budget / 2 {
             inner.old = std::mem::take(&mut inner.current);
             inner.current_bytes = 0;
@@ -157,10 +160,9 @@ impl AutomatonCache {
 }
 
 /// The approximate heap bytes of an entry: the key's expression nodes and the automaton.
-fn entry_bytes(entry: &Entry) -> usize {
+fn entry_bytes(key: &ShapeKey, fsm: &Fsm) -> usize {
     const NODE: usize = 48;
     const STATE: usize = 8;
     const EDGE: usize = 12;
-    let fsm = &entry.fsm;
-    entry.key.ranked().size() * NODE + fsm.state_count() * STATE + fsm.edge_count() * EDGE + 64
+    key.ranked().size() * NODE + fsm.state_count() * STATE + fsm.edge_count() * EDGE + 64
 }
