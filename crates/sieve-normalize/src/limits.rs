@@ -386,7 +386,7 @@ pub(crate) fn splice(grammar: Grammar, regions: Vec<Region>) -> Result<Grammar, 
                 id
             })
         };
-        *body_slot = replace_placeholders(&body, &mut fresh);
+        *body_slot = replace_placeholders(body, &mut fresh);
     }
     if !added.is_empty() {
         let mut taken: foldhash::HashSet<String> = rules.iter().map(|(n, _)| n.clone()).collect();
@@ -438,13 +438,14 @@ fn holds_placeholder(expr: &Expr) -> bool {
     }
 }
 
-/// `expr` with every placeholder inside its byte strings replaced by `rule(index)`.
-fn replace_placeholders(expr: &Expr, rule: &mut impl FnMut(usize) -> RuleId) -> Expr {
-    match expr.kind() {
+/// `expr` with every placeholder inside its byte strings replaced by `rule(index)`; the
+/// subtrees without a placeholder are moved over as they are.
+fn replace_placeholders(expr: Expr, rule: &mut impl FnMut(usize) -> RuleId) -> Expr {
+    if !holds_placeholder(&expr) {
+        return expr;
+    }
+    match expr.into_kind() {
         ExprKind::Bytes(bytes) => {
-            if !bytes.contains(&0xFF) {
-                return expr.clone();
-            }
             let mut parts = Vec::new();
             let mut start = 0;
             let mut i = 0;
@@ -462,15 +463,17 @@ fn replace_placeholders(expr: &Expr, rule: &mut impl FnMut(usize) -> RuleId) -> 
             parts.push(Expr::bytes(bytes[start.min(bytes.len())..].to_vec()));
             Expr::seq(parts)
         }
-        ExprKind::Empty | ExprKind::Class(_) | ExprKind::Ref(_) => expr.clone(),
-        ExprKind::Seq(items) => Expr::seq(items.iter().map(|e| replace_placeholders(e, rule))),
+        ExprKind::Seq(items) => Expr::seq(items.into_iter().map(|e| replace_placeholders(e, rule))),
         ExprKind::Choice(items) => {
-            Expr::choice(items.iter().map(|e| replace_placeholders(e, rule)))
+            Expr::choice(items.into_iter().map(|e| replace_placeholders(e, rule)))
                 .expect("a choice has alternatives")
         }
         ExprKind::Repeat { item, min, max } => {
-            Expr::repeat(replace_placeholders(item, rule), *min, *max)
+            Expr::repeat(replace_placeholders(*item, rule), min, max)
                 .expect("the bounds were valid")
+        }
+        ExprKind::Empty | ExprKind::Class(_) | ExprKind::Ref(_) => {
+            unreachable!("holds_placeholder found a placeholder in a byte string")
         }
     }
 }
