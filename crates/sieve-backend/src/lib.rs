@@ -50,6 +50,7 @@
 //! range over the whole trie): masks stay exact, every step then walks the trie with the
 //! recogniser.
 
+mod hasher;
 mod limit;
 pub mod token_limits;
 mod tokens;
@@ -60,6 +61,7 @@ use std::sync::Arc;
 use sieve_ir::ByteClass;
 use sieve_vocab::TokenTrie;
 
+pub use hasher::FingerprintHasher;
 pub use limit::LimitError;
 pub use tokens::{merge_ranges, push_range, Classification, TokenBits, TokenSet};
 

@@ -22,31 +22,14 @@
 //!   hash out of one state) is broken by state id, which can only split equal residuals, never
 //!   join different ones.
 
+use sieve_backend::FingerprintHasher;
+
 use crate::grammar::{EarleyGrammar, NOT_COUNTED};
 
 const K_STATE: u64 = 0x5245_5349_4455_414c;
 const K_RULE: u64 = 0x5245_535f_5255_4c45;
 const K_EPSILON: u64 = 0x5245_535f_4550_5331;
-const SEEDS: [u64; 2] = [0x7265_7369_6475_616c, 0x5349_4556_455f_5232];
-
-/// splitmix64's finaliser: a bijective mixer of one word.
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// Two running hashes that fold the same words from different seeds.
-struct Lanes([u64; 2]);
-
-impl Lanes {
-    fn fold(&mut self, value: u64) {
-        for h in &mut self.0 {
-            *h = mix(h.rotate_left(23).wrapping_mul(0x9e37_79b9_7f4a_7c15)
-                ^ mix(value ^ 0xd6e8_feb8_6659_fd93));
-        }
-    }
-}
+const SEED: u64 = 0x7265_7369_6475_616c;
 
 impl EarleyGrammar {
     /// The residual hash of `state` (see the module docs), or `None` when it has none.
@@ -65,14 +48,14 @@ impl EarleyGrammar {
         let mut number = vec![u32::MAX; (end - first) as usize];
         let mut queue = vec![state];
         number[(state - first) as usize] = 0;
-        let mut lanes = Lanes(SEEDS);
+        let mut lanes = FingerprintHasher::new(SEED);
         let mut edges: Vec<((u8, u64, u64), u32)> = Vec::new();
         let mut next = 0;
         while let Some(&at) = queue.get(next) {
             next += 1;
             let info = &self.states[at as usize];
-            lanes.fold(u64::from(info.accepting));
-            lanes.fold(K_STATE);
+            lanes.word(u64::from(info.accepting));
+            lanes.word(K_STATE);
             edges.clear();
             for edge in self.byte_edges(info) {
                 edges.push(((0, edge.lo.into(), edge.hi.into()), edge.target));
@@ -94,18 +77,18 @@ impl EarleyGrammar {
                 let target_number = *slot;
                 match kind {
                     0 => {
-                        lanes.fold(a);
-                        lanes.fold(b);
+                        lanes.word(a);
+                        lanes.word(b);
                     }
                     1 => {
-                        lanes.fold(K_RULE);
-                        lanes.fold(a);
+                        lanes.word(K_RULE);
+                        lanes.word(a);
                     }
-                    _ => lanes.fold(K_EPSILON),
+                    _ => lanes.word(K_EPSILON),
                 }
-                lanes.fold(u64::from(target_number));
+                lanes.word(u64::from(target_number));
             }
         }
-        Some(lanes.0)
+        Some(lanes.finish())
     }
 }

@@ -3,25 +3,13 @@
 //! substrings of sampled sentences): descent, the memo equal to the plain bound, caps at
 //! least the bound after every token, the backend's decisions (fits / exceeds a limit) right
 //! for every token the parser accepts.
-
-use std::sync::Arc;
-
 use sieve_backend::{Backend, Recognizer};
-use sieve_earley::{Config, EarleyGrammar, Parser};
+use sieve_earley::Parser;
 use sieve_ir::reference::Recognizer as Reference;
 use sieve_vocab::{TokenTrie, Vocabulary};
 
-fn compile(grammar: &sieve_ir::Grammar) -> Arc<EarleyGrammar> {
-    let normalized = sieve_normalize::normalize(grammar, &sieve_normalize::Config::default())
-        .expect("shipped grammars normalise");
-    let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
-        .build(&normalized)
-        .expect("automata build");
-    let root_nullable = Reference::new(&normalized)
-        .expect("small bounds")
-        .accepts(b"");
-    Arc::new(EarleyGrammar::new(&fsms, root_nullable, Config::default()))
-}
+mod common;
+use common::compile;
 
 /// Every byte, and the substrings of length 2 to 6 of `samples` (tokens crossing rules).
 fn vocabulary(samples: &[Vec<u8>]) -> Vocabulary {

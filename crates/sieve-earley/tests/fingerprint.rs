@@ -4,15 +4,15 @@
 //! grammar and of the JSON Schema test suite's schemas, against one vocabulary.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::Arc;
 
 use sieve_backend::{Backend, Classification, Fingerprint, Key};
-use sieve_earley::{Config, EarleyGrammar};
 use sieve_ir::reference::Recognizer;
 use sieve_ir::Grammar;
-use sieve_testkit::{compile_file, grammar_files};
+use sieve_testkit::{compile_file, grammar_files, schema_suite_grammars};
 use sieve_vocab::TokenTrie;
+
+mod common;
+use common::compile;
 
 /// The shipped grammars and the schemas of the JSON Schema test suite that compile.
 fn corpus() -> Vec<(String, Grammar)> {
@@ -20,37 +20,8 @@ fn corpus() -> Vec<(String, Grammar)> {
         .into_iter()
         .map(|path| (path.display().to_string(), compile_file(&path)))
         .collect();
-    let fixtures =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../sieve-jsonschema/tests/fixtures");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&fixtures)
-        .expect("the JSON Schema fixtures are readable")
-        .map(|entry| entry.expect("readable entry").path())
-        .filter(|path| path.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    for path in files {
-        let text = std::fs::read_to_string(&path).expect("readable fixture");
-        let groups: Vec<serde_json::Value> = serde_json::from_str(&text).expect("fixture JSON");
-        for (i, group) in groups.iter().enumerate() {
-            let options = sieve_jsonschema::Options::default();
-            if let Ok(compiled) = sieve_jsonschema::compile(&group["schema"], &options) {
-                grammars.push((format!("{} #{i}", path.display()), compiled.grammar));
-            }
-        }
-    }
+    grammars.extend(schema_suite_grammars());
     grammars
-}
-
-fn earley(grammar: &Grammar) -> Arc<EarleyGrammar> {
-    let normalized = sieve_normalize::normalize(grammar, &sieve_normalize::Config::default())
-        .expect("normalises");
-    let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
-        .build(&normalized)
-        .expect("automata build");
-    let root_nullable = Recognizer::new(&normalized)
-        .expect("small bounds")
-        .accepts(b"");
-    Arc::new(EarleyGrammar::new(&fsms, root_nullable, Config::default()))
 }
 
 #[test]
@@ -74,7 +45,7 @@ fn states_with_equal_fingerprints_classify_alike() {
     let mut seen: HashMap<Fingerprint, (String, u32, Classification)> = HashMap::new();
     let (mut within_grammar, mut across_grammars) = (0, 0);
     for (label, grammar) in &grammars {
-        let g = earley(grammar);
+        let g = compile(grammar);
         for state in 0..g.state_count() as u32 {
             if !g.is_scannable(state) {
                 continue;

@@ -12,6 +12,9 @@ use sieve_ir::reference::Recognizer;
 use sieve_ir::{ByteClass, Grammar};
 use sieve_testkit::random::arb_grammar;
 
+mod common;
+use common::{compile, compile_with};
+
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
@@ -21,35 +24,6 @@ fn gbnf(text: &str) -> Grammar {
 
 fn regex(pattern: &str) -> Grammar {
     sieve_regex::compile(pattern, &sieve_regex::Options::default()).expect("test regex compiles")
-}
-
-/// Normalises and builds the automata of `grammar`; `None` when its language is empty.
-fn compile_with(
-    grammar: &Grammar,
-    normalize: &sieve_normalize::Config,
-    config: Config,
-) -> Option<Arc<EarleyGrammar>> {
-    let normalized = match sieve_normalize::normalize(grammar, normalize) {
-        Ok(g) => g,
-        Err(sieve_normalize::NormalizeError::EmptyLanguage { .. }) => return None,
-        Err(e) => panic!("normalisation failed: {e}"),
-    };
-    let fsms = sieve_fsm::Builder::new(sieve_fsm::Config::new())
-        .build(&normalized)
-        .expect("automata build");
-    let root_nullable = Recognizer::new(&normalized)
-        .expect("small bounds")
-        .accepts(b"");
-    Some(Arc::new(EarleyGrammar::new(&fsms, root_nullable, config)))
-}
-
-fn compile(grammar: &Grammar) -> Arc<EarleyGrammar> {
-    compile_with(
-        grammar,
-        &sieve_normalize::Config::default(),
-        Config::default(),
-    )
-    .expect("non-empty language")
 }
 
 fn parser_for(grammar: &Grammar) -> Parser {

@@ -20,7 +20,7 @@
 //! across runs and machines (its own mixer, no random state).
 
 use foldhash::{HashMap, HashMapExt};
-use sieve_backend::Fingerprint;
+use sieve_backend::{Fingerprint, FingerprintHasher};
 
 use crate::lookahead::EOF;
 use crate::tables::{Tables, TokenEnd, ACCEPT, PAYLOAD, REDUCE, SHIFT};
@@ -30,22 +30,6 @@ pub(crate) const MAX_REACH: usize = 64;
 
 /// Names this hash and the classification's own constants, which change its results.
 const VERSION: u64 = 0x4c52_5f46_5031_0002;
-
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// Two independent running hashes.
-struct Hasher([u64; 2]);
-
-impl Hasher {
-    fn word(&mut self, w: u64) {
-        self.0[0] = mix(self.0[0] ^ w).wrapping_add(0x9e37_79b9_7f4a_7c15);
-        self.0[1] = mix(self.0[1].rotate_left(23) ^ w.wrapping_mul(0xd6e8_feb8_6659_fd93));
-    }
-}
 
 /// The canonical numbering of a key's sub-automaton.
 struct Reach<'t> {
@@ -114,7 +98,7 @@ impl Reach<'_> {
         }
     }
 
-    fn transition(&self, h: &mut Hasher, trans: u32) {
+    fn transition(&self, h: &mut FingerprintHasher, trans: u32) {
         h.word(u64::from(self.number[&self.tables.trans_target(trans)]));
         let sources = self.tables.trans_sources(trans);
         h.word(sources.len() as u64);
@@ -140,7 +124,7 @@ pub(crate) fn fingerprint(tables: &Tables, key: u32) -> Option<Fingerprint> {
         ^ (crate::classify::MAX_CONFIGS as u64).rotate_left(16)
         ^ (crate::classify::MIN_LOOP_CLASS as u64).rotate_left(40)
         ^ (crate::classify::PACKED as u64).rotate_left(48);
-    let mut h = Hasher([constants, !constants]);
+    let mut h = FingerprintHasher::new(constants);
     for &s in &reach.states {
         h.word(tables.kernel_len(s) as u64);
         h.word(u64::from(tables.token_end(s) == TokenEnd::Dead));
@@ -173,9 +157,10 @@ pub(crate) fn fingerprint(tables: &Tables, key: u32) -> Option<Fingerprint> {
             reach.transition(&mut h, trans);
         }
     }
+    let [a, b] = h.finish();
     Some(Fingerprint([
-        h.0[0],
-        h.0[1],
+        a,
+        b,
         reach.states.len() as u64,
         reach.rules.len() as u64,
         u64::from(tables.kernel_len(key) as u32),

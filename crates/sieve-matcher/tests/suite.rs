@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use sieve_ir::{reference::Recognizer, Grammar};
 use sieve_matcher::{CompiledGrammar, Matcher, MatcherError, Options, Tokenizer};
-use sieve_testkit::{compile_file, grammar_files, grammars_dir, greedy_tokenize};
+use sieve_testkit::{
+    compile_file, grammar_files, grammars_dir, greedy_tokenize, schema_suite_grammars,
+};
 use sieve_vocab::Vocabulary;
 
 mod common;
@@ -140,25 +142,7 @@ fn masks_equal_brute_force_on_every_grammar_with_a_synthetic_vocabulary() {
 /// shipped grammar: many rules in common (strings, numbers, objects) under different names
 /// and in different enclosing rules.
 fn shared_store_corpus() -> Vec<(String, Grammar)> {
-    let fixtures =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../sieve-jsonschema/tests/fixtures");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&fixtures)
-        .expect("the JSON Schema fixtures are readable")
-        .map(|entry| entry.expect("readable entry").path())
-        .filter(|path| path.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    let mut grammars = Vec::new();
-    for path in files {
-        let text = std::fs::read_to_string(&path).expect("readable fixture");
-        let groups: Vec<serde_json::Value> = serde_json::from_str(&text).expect("fixture JSON");
-        for (i, group) in groups.iter().enumerate() {
-            let options = sieve_jsonschema::Options::default();
-            if let Ok(compiled) = sieve_jsonschema::compile(&group["schema"], &options) {
-                grammars.push((format!("{} #{i}", path.display()), compiled.grammar));
-            }
-        }
-    }
+    let mut grammars = schema_suite_grammars();
     assert!(
         grammars.len() >= 100,
         "only {} schemas compile",

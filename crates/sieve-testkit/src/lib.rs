@@ -124,3 +124,28 @@ pub fn compile_any(path: &Path) -> Grammar {
     };
     result.unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// The schemas of the JSON Schema test suite's cases shipped with `sieve-jsonschema`
+/// (`crates/sieve-jsonschema/tests/fixtures/*.json`, draft 2020-12) that compile with
+/// default options, labelled by file and case: many grammars with rules in common (strings,
+/// numbers, objects) under different names, for tests of what is shared across grammars.
+pub fn schema_suite_grammars() -> Vec<(String, Grammar)> {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sieve-jsonschema/tests/fixtures");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&fixtures)
+        .expect("the JSON Schema fixtures are readable")
+        .map(|entry| entry.expect("readable entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let mut grammars = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("readable fixture");
+        let cases: Vec<serde_json::Value> = serde_json::from_str(&text).expect("fixture JSON");
+        for (i, case) in cases.iter().enumerate() {
+            if let Ok(compiled) = sieve_jsonschema::compile(&case["schema"], &Default::default()) {
+                grammars.push((format!("{} #{i}", path.display()), compiled.grammar));
+            }
+        }
+    }
+    grammars
+}
