@@ -438,14 +438,11 @@ fn holds_placeholder(expr: &Expr) -> bool {
     }
 }
 
-/// `expr` with every placeholder inside its byte strings replaced by `rule(index)`; the
-/// subtrees without a placeholder are moved over as they are.
+/// `expr` with every placeholder inside its byte strings replaced by `rule(index)`; leaves
+/// without one are moved over as they are.
 fn replace_placeholders(expr: Expr, rule: &mut impl FnMut(usize) -> RuleId) -> Expr {
-    if !holds_placeholder(&expr) {
-        return expr;
-    }
-    match expr.into_kind() {
-        ExprKind::Bytes(bytes) => {
+    match expr.kind() {
+        ExprKind::Bytes(bytes) if bytes.contains(&0xFF) => {
             let mut parts = Vec::new();
             let mut start = 0;
             let mut i = 0;
@@ -461,8 +458,14 @@ fn replace_placeholders(expr: Expr, rule: &mut impl FnMut(usize) -> RuleId) -> E
                 }
             }
             parts.push(Expr::bytes(bytes[start.min(bytes.len())..].to_vec()));
-            Expr::seq(parts)
+            return Expr::seq(parts);
         }
+        ExprKind::Bytes(_) | ExprKind::Empty | ExprKind::Class(_) | ExprKind::Ref(_) => {
+            return expr
+        }
+        ExprKind::Seq(_) | ExprKind::Choice(_) | ExprKind::Repeat { .. } => {}
+    }
+    match expr.into_kind() {
         ExprKind::Seq(items) => Expr::seq(items.into_iter().map(|e| replace_placeholders(e, rule))),
         ExprKind::Choice(items) => {
             Expr::choice(items.into_iter().map(|e| replace_placeholders(e, rule)))
@@ -472,9 +475,7 @@ fn replace_placeholders(expr: Expr, rule: &mut impl FnMut(usize) -> RuleId) -> E
             Expr::repeat(replace_placeholders(*item, rule), min, max)
                 .expect("the bounds were valid")
         }
-        ExprKind::Empty | ExprKind::Class(_) | ExprKind::Ref(_) => {
-            unreachable!("holds_placeholder found a placeholder in a byte string")
-        }
+        _ => unreachable!("leaves were returned above"),
     }
 }
 
