@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
 use sieve_backend::{Backend, Classification, Key, LimitError, Recognizer};
@@ -19,14 +19,19 @@ use crate::store::SharedStore;
 use crate::walk;
 
 /// A state whose bare classification leaves more uncertain tokens than this is classified
-/// per context: walking an uncertain token with the recogniser costs about as much as a
-/// classification spends on a few thousand trie nodes, and a state is usually met again in
-/// the same context (the characters of one string). Measured on the peer harness's walks
-/// (instructions of every mask, three walks): 32 against 256 takes 45 % off json_generic's,
-/// 38 % off tool_call_qwen_structtag's (a JSON string with flexible whitespace after it
-/// leaves about 150 tokens uncertain), 11 % off code_c_subset's, and leaves the schema
-/// workloads' unchanged; 16 and 64 do no better.
-pub const REFINE_ABOVE: usize = 32;
+/// per context the first time a step meets it: walking an uncertain token with the
+/// recogniser costs about as much as a classification spends on a few thousand trie nodes.
+pub const REFINE_ABOVE: usize = 256;
+
+/// One that leaves more than this is classified per context from the second step that meets
+/// it on: a state met again is usually met in the same context (the characters of one
+/// string), and its exits — about 150 tokens after a JSON string with flexible whitespace —
+/// were walked at every character; a state met once (a statement of a C block) is cheaper
+/// walked once. Measured on the peer harness's walks (instructions of every mask, three
+/// walks) against 256: json_generic −45 %, tool_call_qwen_structtag −36 %, code_c_subset
+/// −10 %; refining at once above 32 instead made the 99th-percentile step of a stream of
+/// 1,000 JSONSchemaBench requests 20 % slower.
+pub const REFINE_REPEATED_ABOVE: usize = 32;
 
 /// Figures about a cache, for tests, tuning and reports.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -54,6 +59,9 @@ pub struct TokenCache {
     used: AtomicUsize,
     budget: usize,
     refine_above: usize,
+    refine_repeated_above: usize,
+    /// Per state, whether a step has walked its uncertain tokens (see [`REFINE_REPEATED_ABOVE`]).
+    walked_before: Vec<AtomicBool>,
     classified: std::sync::atomic::AtomicU64,
     walked: std::sync::atomic::AtomicU64,
 }
@@ -66,8 +74,9 @@ impl TokenCache {
     }
 
     /// Like [`TokenCache::new`], with the number of uncertain tokens above which a state is
-    /// classified per context instead of [`REFINE_ABOVE`] (0: always, `usize::MAX`: never;
-    /// masks are the same either way, only the work differs).
+    /// classified per context at once instead of [`REFINE_ABOVE`] (0: always, `usize::MAX`:
+    /// never; below `usize::MAX`, a state met again is refined above the lesser of it and
+    /// [`REFINE_REPEATED_ABOVE`]). Masks are the same either way, only the work differs.
     pub fn with_refinement(state_count: usize, budget: usize, refine_above: usize) -> TokenCache {
         TokenCache {
             bare: (0..state_count).map(|_| OnceLock::new()).collect(),
@@ -76,6 +85,12 @@ impl TokenCache {
             used: AtomicUsize::new(0),
             budget,
             refine_above,
+            refine_repeated_above: if refine_above == usize::MAX {
+                usize::MAX
+            } else {
+                refine_above.min(REFINE_REPEATED_ABOVE)
+            },
+            walked_before: (0..state_count).map(|_| AtomicBool::new(false)).collect(),
             classified: std::sync::atomic::AtomicU64::new(0),
             walked: std::sync::atomic::AtomicU64::new(0),
         }
@@ -220,6 +235,17 @@ impl TokenCache {
         }
     }
 
+    /// Whether a step that meets `state`, whose bare classification leaves `uncertain` tokens
+    /// uncertain, classifies it per context: above [`TokenCache::with_refinement`]'s
+    /// threshold at once, above the repeated threshold from the second step that meets it on.
+    fn refines(&self, state: u32, uncertain: usize) -> bool {
+        if uncertain > self.refine_above {
+            return true;
+        }
+        uncertain > self.refine_repeated_above
+            && self.walked_before[state as usize].swap(true, Ordering::Relaxed)
+    }
+
     /// Sets the bit of every text token of `trie` that `recognizer` accepts in full (see the
     /// crate docs). Leaves `recognizer` as it found it, also on error.
     ///
@@ -240,7 +266,7 @@ impl TokenCache {
         let mut keys = Vec::new();
         for state in states {
             let bare = self.get(backend, trie, state);
-            if bare.uncertain_count() > self.refine_above {
+            if self.refines(state, bare.uncertain_count()) {
                 keys.clear();
                 recognizer.contexts(state, &mut keys);
                 keys.sort_unstable();

@@ -19,7 +19,7 @@ mod cache;
 mod store;
 mod walk;
 
-pub use cache::{CacheStats, TokenCache, REFINE_ABOVE};
+pub use cache::{CacheStats, TokenCache, REFINE_ABOVE, REFINE_REPEATED_ABOVE};
 pub use sieve_backend::{
     Backend, Classification, Fingerprint, Key, LimitError, Recognizer, TokenSet,
 };
