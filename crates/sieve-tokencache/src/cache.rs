@@ -2,7 +2,8 @@
 //!
 //! Bare keys (a state without context) live in a dense table; keys with a context in a map.
 //! A step first uses each state's bare classification; only a state whose bare
-//! classification leaves more than [`REFINE_ABOVE`] tokens uncertain is looked up with the
+//! classification leaves more than [`REFINE_ABOVE`] tokens uncertain (more than
+//! [`REFINE_REPEATED_ABOVE`] once a step has met it before) is looked up with the
 //! contexts the recogniser reports for it — all of them, as the seam's contract requires —
 //! so a rule shared by many callers (a JSON string) is classified once, and a rule whose
 //! tokens run on into its caller (a statement list in a C block) once per caller.
