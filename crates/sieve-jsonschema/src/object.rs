@@ -388,12 +388,13 @@ fn regions(
     Ok(Expr::choice(alternatives))
 }
 
-/// [`string_except`] with shared sub-rules; its string tails are shared by every object of
-/// the compilation.
+/// [`string_except`] with shared sub-rules: its string tails, and its rules of equal bodies
+/// (objects with properties of common prefixes leave their tries the same ways), are shared
+/// by every object of the compilation.
 fn except(c: &mut Compiler<'_>, names: &[&str], ptr: &str) -> Result<Expr, Error> {
     let escapes = c.layout.key_escapes;
     string_except(names, escapes, &mut |e, sharing| match sharing {
-        Sharing::Rule => c.share("key_chars", e, ptr),
+        Sharing::Rule => c.share_distinct("key_chars", e, ptr),
         Sharing::Tail => c.shared_tail("key_tail", e, ptr),
     })
 }

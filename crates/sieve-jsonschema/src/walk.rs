@@ -295,6 +295,8 @@ pub(crate) struct Compiler<'a> {
     leaves: HashMap<LeafKey, Expr>,
     /// The shared rules made so far ([`Compiler::shared_tail`]), by body.
     shared_tails: HashMap<Expr, Expr>,
+    /// The rules made so far by [`Compiler::share_distinct`], by body.
+    distinct: HashMap<Expr, Expr>,
 }
 
 /// What a string or number schema's grammar depends on: its keywords' values. The pointer
@@ -379,6 +381,7 @@ impl<'a> Compiler<'a> {
             bases: HashMap::new(),
             leaves: HashMap::new(),
             shared_tails: HashMap::new(),
+            distinct: HashMap::new(),
         }
     }
 
@@ -440,6 +443,24 @@ impl<'a> Compiler<'a> {
         self.spend(size, ptr)?;
         self.builder.define(id, body);
         Ok(Expr::rule(id))
+    }
+
+    /// [`Compiler::share`], but one rule per distinct body in the whole compilation: for the
+    /// many small rules that recur across schemas (the ways to leave a trie of property
+    /// names), which would otherwise be built, and merged again by normalisation, once per
+    /// use. Hashes the body, so it is for small bodies.
+    pub(crate) fn share_distinct(
+        &mut self,
+        base: &str,
+        body: Expr,
+        ptr: &str,
+    ) -> Result<Expr, Error> {
+        if let Some(rule) = self.distinct.get(&body) {
+            return Ok(rule.clone());
+        }
+        let rule = self.share(base, body.clone(), ptr)?;
+        self.distinct.insert(body, rule.clone());
+        Ok(rule)
     }
 
     /// A reference to a shared rule ([`sieve_ir::Rule::is_shared`]) with this body: one rule

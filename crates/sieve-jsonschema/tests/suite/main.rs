@@ -726,6 +726,28 @@ fn adversarial_inputs_end_in_bounded_time() {
         three_hundred < two + 4 * 300,
         "{two} rules for 2 properties, {three_hundred} for 300"
     );
+    // Open objects with the same property names leave their key tries the same ways: those
+    // rules are made once per compilation, so more such objects add no `key_chars` rule.
+    let key_chars = |objects: usize| {
+        let props = json!({"metadata": {"type": "string"}, "name": {}, "namespace": {}});
+        let members: serde_json::Map<String, Value> = (0..objects)
+            .map(|i| (format!("o{i}"), json!({"properties": props})))
+            .collect();
+        let compiled = compile(&json!({"properties": members}), &Options::default()).unwrap();
+        let count = compiled
+            .grammar
+            .rules()
+            .iter()
+            .filter(|rule| rule.name().starts_with("key_chars"))
+            .count();
+        (count, compiled)
+    };
+    let ((one, _), (twenty, compiled)) = (key_chars(1), key_chars(20));
+    assert!(one > 0, "the trie has rules to leave it");
+    assert_eq!(one, twenty, "{}", compiled.grammar);
+    let r = Recognizer::new(&compiled.grammar).unwrap();
+    assert!(r.accepts(br#"{"o3":{"name":1,"nam":2,"namespaces":3},"o19":{"metadat":{}}}"#));
+    assert!(!r.accepts(br#"{"o3":{"metadata":1}}"#));
     // A very long property name (the key exclusion walks it character by character).
     let long = "k".repeat(50_000);
     compile(&json!({"properties": {long: {}}}), &Options::default()).unwrap();
