@@ -1757,6 +1757,68 @@ mod tests {
     }
 
     #[test]
+    /// Hostnames against RFC 1123 written as a predicate: labels of 1–63 letters, digits and
+    /// hyphens, no hyphen at either end, no `--` at positions 3–4, at most 253 characters —
+    /// on random dotted strings around the bounds, and with length limits of the schema's own.
+    fn hostnames_equal_the_rfc_predicate() {
+        fn valid(s: &str, min: usize, max: usize) -> bool {
+            let label_ok = |l: &str| {
+                let b = l.as_bytes();
+                (1..=63).contains(&b.len())
+                    && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'-')
+                    && b[0] != b'-'
+                    && b[b.len() - 1] != b'-'
+                    && !(b.len() >= 4 && &b[2..4] == b"--")
+            };
+            (min..=max.min(253)).contains(&s.len()) && s.split('.').all(label_ok)
+        }
+        let mut rng = Rng(0x05e1_1123);
+        let mut texts = Vec::new();
+        for _ in 0..150 {
+            let labels = 1 + rng.below(6);
+            let mut text = String::new();
+            for i in 0..labels {
+                if i > 0 {
+                    text.push(if rng.below(40) == 0 { '-' } else { '.' });
+                }
+                // Long labels often, so totals reach 253 with few labels.
+                let len = match rng.below(3) {
+                    0 => 1 + rng.below(4),
+                    _ => 58 + rng.below(8),
+                };
+                for _ in 0..len {
+                    text.push(match rng.below(30) {
+                        0 => '-',
+                        1..=9 => char::from(b'0' + rng.below(10) as u8),
+                        _ => char::from(b'a' + rng.below(26) as u8),
+                    });
+                }
+            }
+            texts.push(text);
+        }
+        texts.push(format!("{0}.{0}.{0}.{1}", "a".repeat(63), "b".repeat(61)));
+        texts.push(format!("{0}.{0}.{0}.{1}", "a".repeat(63), "b".repeat(62)));
+        for (min, max) in [(0, None), (5, Some(130))] {
+            let spec = StringSpec {
+                format: Some("hostname"),
+                min_length: min,
+                max_length: max,
+                ..StringSpec::default()
+            };
+            let r = schema(&spec, Escapes::Canonical);
+            for text in &texts {
+                let expected = valid(text, min as usize, max.unwrap_or(253) as usize);
+                let quoted = format!("\"{text}\"");
+                assert_eq!(
+                    r.accepts(quoted.as_bytes()),
+                    expected,
+                    "{text} ({min}, {max:?})"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn format_with_pattern_and_lengths() {
         let spec = StringSpec {
             format: Some("date"),

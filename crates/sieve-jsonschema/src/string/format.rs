@@ -120,8 +120,11 @@ pub(crate) type Speller<'a> =
 
 /// `hostname` (see the module docs) with a length in `min..=max` characters (`max` at most
 /// 253), spelled by `spell` (which maps a set of ASCII characters to every spelling of one of
-/// them): `T_k ::= ε (if k ≥ min) | "." H_{k+1}` and `H_k ::= Label_j T_{k+j}` for each label
-/// length `j`, with `Label_j` a fixed expression per length. `None` when no hostname fits.
+/// them): one rule per total length `k` at which a label may start,
+/// `H_k ::= Label_j D_{k+j}?` for each label length `j` (without the `?` where no hostname
+/// ends at `k + j`), with `D_m ::= "." H_{m+1}` and `Label_j` a fixed expression per length.
+/// No rule is nullable, so normalisation need not rewrite them. `None` when no hostname
+/// fits.
 pub(crate) fn hostname(
     builder: &mut GrammarBuilder,
     spell: &mut Speller<'_>,
@@ -136,14 +139,14 @@ pub(crate) fn hostname(
     let l = spell(builder, &ldh)?;
     let hyphen = spell(builder, &[(0x2d, 0x2d)])?;
     let dot = spell(builder, &[(0x2e, 0x2e)])?;
-    // live_t[k]: T_k derives a string ending at a total length in min..=max.
-    let mut live_t = vec![false; max + 1];
-    let mut live_h = vec![false; max + 2];
+    // ends[k]: a hostname may end at total length k; live[k]: a label starting at k leads to
+    // an end.
+    let ends = |k: usize| k >= min && k <= max;
+    let mut live = vec![false; max + 2];
     for k in (0..=max).rev() {
-        live_h[k] = (1..=63.min(max - k)).any(|j| live_t[k + j]);
-        live_t[k] = k >= min || (k < max && live_h[k + 1]);
+        live[k] = (1..=63.min(max - k)).any(|j| ends(k + j) || live.get(k + j + 1) == Some(&true));
     }
-    if !live_h[0] {
+    if !live[0] {
         return Ok(None);
     }
     let base = builder.fresh("hostname")?;
@@ -175,37 +178,36 @@ pub(crate) fn hostname(
         builder.define(id, body);
         labels.push(id);
     }
-    let mut t_rules = vec![None; max + 1];
-    let mut h_rules = vec![None; max + 2];
+    // heads[k]: H_k; dots[k]: `"." H_{k+1}`, the way on after a label ending at k.
+    let mut heads = vec![None; max + 2];
+    let mut dots = vec![None; max + 1];
     for k in 0..=max {
-        if live_t[k] {
-            t_rules[k] = Some(declare(builder, format!("{base_name}_t{k}"))?);
-        }
-        if live_h[k] {
-            h_rules[k] = Some(if k == 0 {
+        if live[k] {
+            heads[k] = Some(if k == 0 {
                 base
             } else {
                 declare(builder, format!("{base_name}_h{k}"))?
             });
         }
+        if live[k + 1] {
+            dots[k] = Some(declare(builder, format!("{base_name}_dot{k}"))?);
+        }
     }
     for k in 0..=max {
-        if let Some(id) = t_rules[k] {
-            let mut alternatives = Vec::new();
-            if k >= min {
-                alternatives.push(Expr::empty());
-            }
-            if let Some(h) = h_rules.get(k + 1).copied().flatten() {
-                alternatives.push(Expr::seq([dot.clone(), Expr::rule(h)]));
-            }
-            builder.define(id, Expr::choice(alternatives).expect("live"));
+        if let (Some(id), Some(next)) = (dots[k], heads[k + 1]) {
+            builder.define(id, Expr::seq([dot.clone(), Expr::rule(next)]));
         }
-        if let Some(id) = h_rules[k] {
-            let alternatives = (1..=63.min(max - k)).filter_map(|j| {
-                t_rules[k + j].map(|t| Expr::seq([Expr::rule(labels[j - 1]), Expr::rule(t)]))
-            });
-            builder.define(id, Expr::choice(alternatives).expect("live"));
-        }
+        let Some(id) = heads[k] else { continue };
+        let alternatives = (1..=63.min(max - k)).filter_map(|j| {
+            let label = Expr::rule(labels[j - 1]);
+            match (ends(k + j), dots[k + j]) {
+                (true, Some(more)) => Some(Expr::seq([label, Expr::optional(Expr::rule(more))])),
+                (true, None) => Some(label),
+                (false, Some(more)) => Some(Expr::seq([label, Expr::rule(more)])),
+                (false, None) => None,
+            }
+        });
+        builder.define(id, Expr::choice(alternatives).expect("live"));
     }
     Ok(Some(Expr::rule(base)))
 }
