@@ -11,6 +11,9 @@
 //!
 //! There is no expression for the empty language: operations that may produce it return
 //! `Option<Expr>`.
+//!
+//! Each node also records its tree's size ([`Expr::size`]), set by the constructors from its
+//! children's, so passes that budget growth read it in constant time.
 
 use std::hash::{Hash, Hasher};
 
@@ -19,10 +22,36 @@ use serde::{Deserialize, Serialize};
 use crate::{ByteClass, IrError, RuleId};
 
 /// An expression over bytes and rule references. See the module docs for its invariants.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+///
+/// Equality, order and hashing are the shape's ([`Expr::kind`]); the recorded size follows
+/// from the shape.
+#[derive(Clone, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "ExprKind", into = "ExprKind")]
 pub struct Expr {
     kind: ExprKind,
+    /// The number of nodes of the tree ([`Expr::size`]), saturating.
+    size: u32,
+}
+
+impl PartialEq for Expr {
+    fn eq(&self, other: &Expr) -> bool {
+        // Trees of different sizes differ: most unequal pairs are told apart here.
+        self.size == other.size && self.kind == other.kind
+    }
+}
+
+impl Eq for Expr {}
+
+impl Hash for Expr {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.kind.hash(state);
+    }
+}
+
+impl std::fmt::Debug for Expr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Expr").field("kind", &self.kind).finish()
+    }
 }
 
 /// The shape of an [`Expr`]; read it with [`Expr::kind`].
@@ -54,9 +83,24 @@ pub enum ExprKind {
 impl Expr {
     /// The empty string.
     pub fn empty() -> Expr {
-        Expr {
-            kind: ExprKind::Empty,
-        }
+        Expr::leaf(ExprKind::Empty)
+    }
+
+    /// A node without children.
+    fn leaf(kind: ExprKind) -> Expr {
+        Expr { kind, size: 1 }
+    }
+
+    /// A node over `children`: its size is theirs plus one.
+    fn node(kind: ExprKind) -> Expr {
+        let size = match &kind {
+            ExprKind::Seq(items) | ExprKind::Choice(items) => items
+                .iter()
+                .fold(1u32, |size, item| size.saturating_add(item.size)),
+            ExprKind::Repeat { item, .. } => item.size.saturating_add(1),
+            _ => 1,
+        };
+        Expr { kind, size }
     }
 
     /// A byte string; `Empty` for an empty one.
@@ -65,9 +109,7 @@ impl Expr {
         if bytes.is_empty() {
             return Expr::empty();
         }
-        Expr {
-            kind: ExprKind::Bytes(bytes),
-        }
+        Expr::leaf(ExprKind::Bytes(bytes))
     }
 
     /// One byte out of `class`; `None` for an empty class.
@@ -78,16 +120,12 @@ impl Expr {
         if let Some(b) = class.single_byte() {
             return Some(Expr::bytes(vec![b]));
         }
-        Some(Expr {
-            kind: ExprKind::Class(class),
-        })
+        Some(Expr::leaf(ExprKind::Class(class)))
     }
 
     /// A reference to a rule.
     pub fn rule(id: RuleId) -> Expr {
-        Expr {
-            kind: ExprKind::Ref(id),
-        }
+        Expr::leaf(ExprKind::Ref(id))
     }
 
     /// The concatenation of `items`: nested sequences are flattened and `Empty` items dropped.
@@ -99,15 +137,13 @@ impl Expr {
                 ExprKind::Empty => {}
                 ExprKind::Seq(inner) if flat.is_empty() => flat = inner,
                 ExprKind::Seq(inner) => flat.extend(inner),
-                kind => flat.push(Expr { kind }),
+                _ => flat.push(item),
             }
         }
         match flat.len() {
             0 => Expr::empty(),
             1 => flat.pop().expect("one item"),
-            _ => Expr {
-                kind: ExprKind::Seq(flat),
-            },
+            _ => Expr::node(ExprKind::Seq(flat)),
         }
     }
 
@@ -119,15 +155,13 @@ impl Expr {
             match alt.kind {
                 ExprKind::Choice(inner) if flat.is_empty() => flat = inner,
                 ExprKind::Choice(inner) => flat.extend(inner),
-                kind => flat.push(Expr { kind }),
+                _ => flat.push(alt),
             }
         }
         match flat.len() {
             0 => None,
             1 => flat.pop(),
-            _ => Some(Expr {
-                kind: ExprKind::Choice(flat),
-            }),
+            _ => Some(Expr::node(ExprKind::Choice(flat))),
         }
     }
 
@@ -149,13 +183,11 @@ impl Expr {
         if (min, max) == (1, Some(1)) {
             return Ok(item);
         }
-        Ok(Expr {
-            kind: ExprKind::Repeat {
-                item: Box::new(item),
-                min,
-                max,
-            },
-        })
+        Ok(Expr::node(ExprKind::Repeat {
+            item: Box::new(item),
+            min,
+            max,
+        }))
     }
 
     /// `item?`.
@@ -222,9 +254,10 @@ impl Expr {
         }
     }
 
-    /// The number of nodes in this expression tree.
+    /// The number of nodes in this expression tree (saturating at `u32::MAX`), in constant
+    /// time.
     pub fn size(&self) -> usize {
-        1 + self.children().iter().map(Expr::size).sum::<usize>()
+        self.size as usize
     }
 
     /// The depth of this expression tree (a leaf has depth 1).
@@ -326,7 +359,7 @@ impl TryFrom<ExprKind> for Expr {
 
     /// Checks the invariants of one node (its children are already checked).
     fn try_from(kind: ExprKind) -> Result<Expr, IrError> {
-        let expr = Expr { kind };
+        let expr = Expr::node(kind);
         match crate::verify::check_node(&expr) {
             Some(problem) => Err(IrError::Invalid(problem)),
             None => Ok(expr),
@@ -371,6 +404,46 @@ mod tests {
             hash_with(&body(0, 1), &same)
         );
         assert_ne!(hash_with(&body(3, 4), &same), hash_with(&body(0, 1), &same));
+    }
+
+    /// The recorded size is the node count, through every constructor's flattening and
+    /// through deserialisation.
+    #[test]
+    fn sizes_count_the_nodes() {
+        fn counted(expr: &Expr) -> usize {
+            1 + expr.children().iter().map(counted).sum::<usize>()
+        }
+        let r = |i| Expr::rule(RuleId::new(i).unwrap());
+        let class = Expr::class(ByteClass::from_ranges([(b'a', b'z')])).unwrap();
+        let inner = Expr::seq([Expr::bytes("b"), r(1), Expr::empty()]);
+        let choice = Expr::choice([
+            inner.clone(),
+            class.clone(),
+            Expr::choice([r(2), r(3)]).unwrap(),
+        ])
+        .unwrap();
+        let exprs = [
+            Expr::empty(),
+            class.clone(),
+            inner.clone(),
+            choice.clone(),
+            Expr::seq([
+                Expr::bytes("a"),
+                inner.clone(),
+                Expr::star(choice.clone()),
+                inner,
+            ]),
+            Expr::repeat(Expr::plus(choice.clone()), 2, Some(5)).unwrap(),
+            Expr::optional(Expr::seq([class, choice])),
+            Expr::repeat(r(0), 1, Some(1)).unwrap(),
+        ];
+        for expr in exprs {
+            assert_eq!(expr.size(), counted(&expr), "{expr:?}");
+            let json = serde_json::to_string(&expr).unwrap();
+            let read: Expr = serde_json::from_str(&json).unwrap();
+            assert_eq!(read.size(), counted(&expr), "{json}");
+            assert_eq!(read, expr);
+        }
     }
 
     #[test]
