@@ -7,7 +7,7 @@
 //! recursion and nullable rules included. Counted repetitions are expanded, so keep their
 //! bounds small (at most [`MAX_EXPANDED_REPEAT`]).
 
-use std::collections::HashSet;
+use foldhash::HashSet;
 
 use crate::{ByteClass, Expr, ExprKind, Grammar};
 
