@@ -23,7 +23,7 @@
 //! predicted every rule `s` refers to and completed every rule that ends at `s`, and those
 //! items are scan items with walks of their own.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use crate::grammar::{EarleyGrammar, NOT_COUNTED};
 use crate::Parser;

@@ -8,7 +8,7 @@
 //! so a rule shared by many callers (a JSON string) is classified once, and a rule whose
 //! tokens run on into its caller (a statement list in a C block) once per caller.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};

@@ -10,7 +10,7 @@
 //!   entries are evicted first. A classification larger than the budget is not kept.
 //! - Thread-safe; lookups take one lock briefly, classifications run outside it.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use sieve_backend::{Classification, Fingerprint};
