@@ -37,11 +37,11 @@ mod regions;
 
 pub(crate) use regions::key_regions;
 
-use foldhash::{HashMap, HashMapExt};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use regex_syntax::utf8::Utf8Sequences;
-use sieve_ir::{ByteClass, Expr, GrammarBuilder};
+use sieve_ir::{ByteClass, Expr, GrammarBuilder, RuleId};
 
 use crate::{Error, ErrorKind, Escapes, Limits};
 
@@ -234,6 +234,7 @@ pub(crate) fn string_schema_limited(
         min,
         max,
         spelled: HashMap::new(),
+        loop_chains: HashMap::new(),
         fuel: 0,
     }
     .emit()
@@ -490,6 +491,10 @@ enum EmitError {
     Limit(String),
 }
 
+/// How far below `maxLength` a loop state's repetition is written out in place
+/// ([`Emitter::loop_target`]); from further away the transitions share one chain of rules.
+const LOOP_EXPANDED: u64 = 16;
+
 /// Where a product transition goes: a product state, or a loop state `q` (accepting, its
 /// only transition a self-loop on a class `C`, so its language is `C*`) having read `k`
 /// characters, inlined as a counted repetition of `C`.
@@ -511,6 +516,9 @@ struct Emitter<'a> {
     max: Option<u64>,
     /// Spellings of character sets already built, shared through helper rules when large.
     spelled: HashMap<Ranges, Expr>,
+    /// Per loop state chosen by [`Emitter::chain_loops`], the rules `N_k` of
+    /// [`Emitter::loop_rule`] made so far, by count.
+    loop_chains: HashMap<usize, Vec<Option<RuleId>>>,
     fuel: usize,
 }
 
@@ -534,6 +542,103 @@ impl Emitter<'_> {
             self.min.saturating_sub(k),
             self.max.map(|m| m - k),
         ))
+    }
+
+    /// What follows a transition into loop state `q` that makes the count `k`: `C{min-k,
+    /// max-k}`. For a loop state that [`Emitter::chain_loops`] chose, and more than
+    /// [`LOOP_EXPANDED`] characters below `max`, that is the rule `N_k` of
+    /// [`Emitter::loop_rule`] (optional where the string may end at `k`); otherwise the
+    /// counted repetition itself, which normalisation writes out.
+    fn loop_target(&mut self, q: usize, k: u64) -> Result<Expr, EmitError> {
+        let chained = self.loop_chains.contains_key(&q);
+        let Some(max) = self.max.filter(|&max| chained && max - k > LOOP_EXPANDED) else {
+            return self.tail(q, k);
+        };
+        let rule = Expr::rule(self.loop_rule(q, k, max)?);
+        Ok(match k >= self.min {
+            true => Expr::optional(rule),
+            false => rule,
+        })
+    }
+
+    /// Chooses the loop states whose transitions share a chain of rules: a transition's
+    /// counted repetition is written out with up to [`LOOP_EXPANDED`] copies of the
+    /// character, so when a loop state is entered at many counts (an unanchored pattern:
+    /// every count before the first match enters it) the copies outgrow one rule per count
+    /// from the lowest such count to `max`.
+    fn chain_loops(&mut self, edges: &[Vec<(usize, Target)>], live: &[bool]) {
+        let Some(max) = self.max else { return };
+        let mut counts: HashMap<usize, (u64, usize)> = HashMap::new();
+        let mut seen: HashSet<(usize, u64)> = HashSet::new();
+        for (out, _) in edges.iter().zip(live).filter(|(_, &live)| live) {
+            for &(_, target) in out {
+                if let Target::Loop(q, k) = target {
+                    if seen.insert((q, k)) {
+                        let entry = counts.entry(q).or_insert((k, 0));
+                        entry.0 = entry.0.min(k);
+                        entry.1 += 1;
+                    }
+                }
+            }
+        }
+        for (q, (lowest, distinct)) in counts {
+            if (distinct as u64).saturating_mul(LOOP_EXPANDED) > max - lowest {
+                self.loop_chains.insert(q, vec![None; max as usize]);
+            }
+        }
+    }
+
+    /// `N_k` for loop state `q`: one character of its class, then `N_{k+1}` — optional where
+    /// the string may end at `k + 1`, left out at `k + 1 = max` — so `N_k` holds the strings
+    /// of `r ≥ 1` characters with `min ≤ k + r ≤ max`. Made on first use with every rule it
+    /// leads to.
+    fn loop_rule(&mut self, q: usize, k: u64, max: u64) -> Result<RuleId, EmitError> {
+        let mut chain = self.loop_chains.remove(&q).expect("a chained loop state");
+        let result = (|| {
+            if let Some(id) = chain[k as usize] {
+                return Ok(id);
+            }
+            let item = self.loop_item(q)?;
+            let base = self.builder.fresh("string_loop").map_err(limit_error)?;
+            let base_name = self.builder.name(base).to_owned();
+            for j in (k..max).rev() {
+                if chain[j as usize].is_some() {
+                    continue;
+                }
+                let id = match j == k {
+                    true => base,
+                    false => {
+                        let name = format!("{base_name}_{j}");
+                        match self.builder.declare(&name) {
+                            Ok(id) => id,
+                            Err(_) => self.builder.fresh(&name).map_err(limit_error)?,
+                        }
+                    }
+                };
+                let body = match chain.get(j as usize + 1).copied().flatten() {
+                    None => item.clone(),
+                    Some(next) if j + 1 >= self.min => {
+                        Expr::seq([item.clone(), Expr::optional(Expr::rule(next))])
+                    }
+                    Some(next) => Expr::seq([item.clone(), Expr::rule(next)]),
+                };
+                self.charge(body.size())?;
+                self.builder.define(id, body);
+                chain[j as usize] = Some(id);
+            }
+            Ok(chain[k as usize].expect("made above"))
+        })();
+        self.loop_chains.insert(q, chain);
+        result
+    }
+
+    /// One character of loop state `q`'s class.
+    fn loop_item(&mut self, q: usize) -> Result<Expr, EmitError> {
+        if Some(q) == self.dfa.universal {
+            return Ok(any_char(self.escapes));
+        }
+        let class = self.dfa.states[q].transitions[0].1.clone();
+        self.spell_shared(&class)
     }
 
     fn next_count(&self, k: u64) -> Option<u64> {
@@ -617,6 +722,7 @@ impl Emitter<'_> {
         if !live[0] {
             return Err(EmitError::Empty);
         }
+        self.chain_loops(&edges, &live);
         // One fresh base name, then `{base}_s{n}`: `fresh` never makes such a name, and
         // probing `fresh` per rule would be quadratic.
         let base = self.builder.fresh("string_dfa").map_err(limit_error)?;
@@ -646,7 +752,7 @@ impl Emitter<'_> {
                         Some(rule) => Expr::rule(rule),
                         None => continue,
                     },
-                    Target::Loop(t, k) => self.tail(t, k)?,
+                    Target::Loop(t, k) => self.loop_target(t, k)?,
                 };
                 let chars = self.spell_shared(&dfa.states[q].transitions[t_index].1)?;
                 alternatives.push(Expr::seq([chars, rest]));
@@ -1354,6 +1460,60 @@ mod tests {
         assert!(builder.len() <= 3, "{} rules", builder.len());
         check_pattern("^[a-c]*$", "^[a-c]*$", 2, Some(5), &['a', 'b', 'c', 'd']);
         check_pattern("^x[a-c]+$", "^x[a-c]+$", 3, None, &['a', 'b', 'x', 'd']);
+    }
+
+    /// An unanchored pattern enters its loop state at every count before the first match:
+    /// those transitions share one chain of rules (`string_loop`), whose strings are the
+    /// length bounds' exactly — checked on strings around `minLength` and `maxLength`, in
+    /// every spelling.
+    #[test]
+    fn loops_entered_at_many_counts_share_a_chain() {
+        let spec = StringSpec {
+            pattern: Some("[0-9]"),
+            min_length: 25,
+            max_length: Some(45),
+            ..StringSpec::default()
+        };
+        let mut builder = GrammarBuilder::new();
+        string_schema(&mut builder, &spec, Escapes::Any).unwrap();
+        let chained = (0..builder.len())
+            .filter(|&i| {
+                builder
+                    .name(RuleId::new(i).unwrap())
+                    .starts_with("string_loop")
+            })
+            .count();
+        assert!(chained > 20, "{chained} chain rules");
+        let valid = |s: &str| {
+            let n = s.chars().count();
+            (25..=45).contains(&n) && s.chars().any(|c| c.is_ascii_digit())
+        };
+        let any = schema(&spec, Escapes::Any);
+        let canonical = schema(&spec, Escapes::Canonical);
+        for (len, accepted) in [(24, false), (25, true), (45, true), (46, false)] {
+            let at_end = format!("\"{}7\"", "a".repeat(len - 1));
+            let at_start = format!("\"7{}\"", "a".repeat(len - 1));
+            for text in [at_end, at_start] {
+                assert_eq!(canonical.accepts(text.as_bytes()), accepted, "{text}");
+            }
+        }
+        let mut rng = Rng(45);
+        for _ in 0..200 {
+            let len = rng.below(51);
+            let digits = rng.below(3);
+            let s: String = (0..len)
+                .map(|_| match rng.below(20) {
+                    0 if digits > 0 => '7',
+                    1 => '\u{e9}',
+                    _ => 'a',
+                })
+                .collect();
+            let json = serde_json::to_string(&s).unwrap();
+            assert_eq!(any.accepts(json.as_bytes()), valid(&s), "{json}");
+            assert_eq!(canonical.accepts(json.as_bytes()), valid(&s), "{json}");
+            let spelled = any_spelling(&s, &mut rng);
+            assert_eq!(any.accepts(spelled.as_bytes()), valid(&s), "{spelled}");
+        }
     }
 
     #[test]

@@ -91,6 +91,7 @@ pub(crate) fn key_regions(
             min: 0,
             max: None,
             spelled: Default::default(),
+            loop_chains: Default::default(),
             fuel: 0,
         }
         .emit();
