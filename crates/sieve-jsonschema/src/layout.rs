@@ -23,7 +23,7 @@
 
 use foldhash::HashMap;
 use serde_json::Value;
-use sieve_ir::{ByteClass, Expr, GrammarBuilder, IrError, RuleId};
+use sieve_ir::{ByteClass, Expr, ExprKind, GrammarBuilder, IrError, RuleId};
 
 use crate::string::{any_char, spell_char, spell_except, string_literal};
 use crate::{Error, ErrorKind, Escapes, Options, Whitespace};
@@ -274,11 +274,12 @@ pub(crate) fn string_except(
         };
         alternatives.extend(other);
         let mut expr = Expr::choice(alternatives);
-        // A rule every 16 nodes keeps expressions shallow along long names.
-        if node % 16 == 15 {
-            if let Some(e) = expr {
-                expr = Some(share(e, Sharing::Rule)?);
-            }
+        // A node with a choice is a rule of its own, as normalisation would make it (a choice
+        // inside a sequence is lifted into a rule): written so here, equal subtries of
+        // different objects are one rule from the start, and no expression nests deeper
+        // than one node.
+        if let Some(e) = expr.take_if(|e| matches!(e.kind(), ExprKind::Choice(_))) {
+            expr = Some(share(e, Sharing::Rule)?);
         }
         exprs[node] = expr;
     }
