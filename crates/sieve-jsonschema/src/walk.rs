@@ -25,6 +25,7 @@
 //!   every checked value against [`Limits::fuel`], nesting against [`Limits::max_depth`].
 
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use serde_json::{Map, Value};
@@ -297,6 +298,9 @@ pub(crate) struct Compiler<'a> {
     shared_tails: HashMap<Expr, Expr>,
     /// The rules made so far by [`Compiler::share_distinct`], by body.
     distinct: HashMap<Expr, Expr>,
+    /// The values [`Compiler::at`] found, by pointer: the walk looks each schema location up
+    /// several times, and a deep pointer is many steps from the document's root.
+    located: RefCell<HashMap<String, &'a Value>>,
 }
 
 /// What a string or number schema's grammar depends on: its keywords' values. The pointer
@@ -382,6 +386,7 @@ impl<'a> Compiler<'a> {
             leaves: HashMap::new(),
             shared_tails: HashMap::new(),
             distinct: HashMap::new(),
+            located: RefCell::new(HashMap::new()),
         }
     }
 
@@ -506,7 +511,12 @@ impl<'a> Compiler<'a> {
     /// The value at `ptr` (which exists: pointers come from the document or from `$ref`
     /// resolution, which checks).
     pub(crate) fn at(&self, ptr: &str) -> &'a Value {
-        crate::refs::lookup(self.doc, ptr).unwrap_or(&Value::Null)
+        if let Some(&value) = self.located.borrow().get(ptr) {
+            return value;
+        }
+        let value = crate::refs::lookup(self.doc, ptr).unwrap_or(&Value::Null);
+        self.located.borrow_mut().insert(ptr.to_owned(), value);
+        value
     }
 
     /// The rule for any JSON value.
