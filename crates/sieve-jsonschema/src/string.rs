@@ -16,7 +16,9 @@
 //!    DFAs are built once per process.
 //! 2. The DFA, in product with a character counter for `minLength`/`maxLength` (the count
 //!    saturating at `minLength` when there is no `maxLength`), becomes right-linear rules, one
-//!    per live `(state, count)`; a state whose language is `C*` becomes `C{a,b}` inline.
+//!    per live `(state, count)`; a state whose language is `C*` becomes `C{a,b}` inline, or,
+//!    when it is entered at many counts (an unanchored pattern under `maxLength`), a chain of
+//!    rules one per count that all those transitions share (`Emitter::loop_rule`).
 //! 3. Each transition's code-point set is spelled by [`spell`]: raw UTF-8 (regex-syntax's
 //!    `Utf8Sequences`), short escapes, and `\uXXXX` with the code-point ranges mapped to
 //!    hex-digit ranges (surrogate pairs for the supplementary planes).
