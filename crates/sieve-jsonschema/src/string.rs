@@ -595,43 +595,43 @@ impl Emitter<'_> {
     /// of `r ≥ 1` characters with `min ≤ k + r ≤ max`. Made on first use with every rule it
     /// leads to.
     fn loop_rule(&mut self, q: usize, k: u64, max: u64) -> Result<RuleId, EmitError> {
-        let mut chain = self.loop_chains.remove(&q).expect("a chained loop state");
-        let result = (|| {
-            if let Some(id) = chain[k as usize] {
-                return Ok(id);
+        let made =
+            |emitter: &Self, j: u64| emitter.loop_chains[&q].get(j as usize).copied().flatten();
+        if let Some(id) = made(self, k) {
+            return Ok(id);
+        }
+        let item = self.loop_item(q)?;
+        let base = self.builder.fresh("string_loop").map_err(limit_error)?;
+        let base_name = self.builder.name(base).to_owned();
+        // From the top down, so each rule's successor exists when it is defined.
+        for j in (k..max).rev() {
+            if made(self, j).is_some() {
+                continue;
             }
-            let item = self.loop_item(q)?;
-            let base = self.builder.fresh("string_loop").map_err(limit_error)?;
-            let base_name = self.builder.name(base).to_owned();
-            for j in (k..max).rev() {
-                if chain[j as usize].is_some() {
-                    continue;
+            let id = match j == k {
+                true => base,
+                false => self.named_rule(&format!("{base_name}_{j}"))?,
+            };
+            let body = match made(self, j + 1) {
+                None => item.clone(),
+                Some(next) if j + 1 >= self.min => {
+                    Expr::seq([item.clone(), Expr::optional(Expr::rule(next))])
                 }
-                let id = match j == k {
-                    true => base,
-                    false => {
-                        let name = format!("{base_name}_{j}");
-                        match self.builder.declare(&name) {
-                            Ok(id) => id,
-                            Err(_) => self.builder.fresh(&name).map_err(limit_error)?,
-                        }
-                    }
-                };
-                let body = match chain.get(j as usize + 1).copied().flatten() {
-                    None => item.clone(),
-                    Some(next) if j + 1 >= self.min => {
-                        Expr::seq([item.clone(), Expr::optional(Expr::rule(next))])
-                    }
-                    Some(next) => Expr::seq([item.clone(), Expr::rule(next)]),
-                };
-                self.charge(body.size())?;
-                self.builder.define(id, body);
-                chain[j as usize] = Some(id);
-            }
-            Ok(chain[k as usize].expect("made above"))
-        })();
-        self.loop_chains.insert(q, chain);
-        result
+                Some(next) => Expr::seq([item.clone(), Expr::rule(next)]),
+            };
+            self.charge(body.size())?;
+            self.builder.define(id, body);
+            self.loop_chains.get_mut(&q).expect("a chained loop state")[j as usize] = Some(id);
+        }
+        Ok(base)
+    }
+
+    /// A new rule named `name`, or a fresh name from it when a rule has that one.
+    fn named_rule(&mut self, name: &str) -> Result<RuleId, EmitError> {
+        match self.builder.declare(name) {
+            Ok(id) => Ok(id),
+            Err(_) => self.builder.fresh(name).map_err(limit_error),
+        }
     }
 
     /// One character of loop state `q`'s class.
@@ -733,12 +733,7 @@ impl Emitter<'_> {
         rules[0] = Some(base);
         for n in 1..nodes.len() {
             if live[n] {
-                let name = format!("{base_name}_s{n}");
-                let id = match self.builder.declare(&name) {
-                    Ok(id) => id,
-                    Err(_) => self.builder.fresh(&name).map_err(limit_error)?,
-                };
-                rules[n] = Some(id);
+                rules[n] = Some(self.named_rule(&format!("{base_name}_s{n}"))?);
             }
         }
         for n in 0..nodes.len() {
@@ -785,11 +780,7 @@ impl Emitter<'_> {
         let expr = spell(ranges, self.escapes).expect("DFA transitions are never empty");
         let expr = if expr.size() > 8 {
             self.charge(expr.size())?;
-            let name = format!("string_chars_{}", self.spelled.len());
-            let id = match self.builder.declare(&name) {
-                Ok(id) => id,
-                Err(_) => self.builder.fresh(&name).map_err(limit_error)?,
-            };
+            let id = self.named_rule(&format!("string_chars_{}", self.spelled.len()))?;
             self.builder.define(id, expr);
             Expr::rule(id)
         } else {
