@@ -22,8 +22,8 @@
 //!   limit and the DFA cap are read from: splicing never changes which rules fit or are
 //!   determinised.
 //! - A fragment is built from a plain Thompson NFA, never from other fragments, so building one
-//!   does not recurse; deciding whether an alternation qualifies visits at most [`MAX_SIZE`]
-//!   nodes.
+//!   does not recurse; deciding whether an alternation qualifies reads its recorded size and
+//!   reference count, in constant time.
 
 use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex};
@@ -40,8 +40,7 @@ use crate::nfa::{thompson, Nfa};
 /// The smallest alternation, in expression nodes, worth a fragment.
 const MIN_SIZE: usize = 16;
 
-/// The largest alternation, in expression nodes, made a fragment (and the most nodes looked at
-/// to decide).
+/// The largest alternation, in expression nodes, made a fragment.
 const MAX_SIZE: usize = 1024;
 
 /// The most DFA states a fragment may have; an alternation past it, or whose DFA is not
@@ -107,21 +106,7 @@ impl Fragments {
 
 /// Whether `expr` has [`MIN_SIZE`] to [`MAX_SIZE`] nodes and no reference.
 fn qualifies(expr: &Expr) -> bool {
-    let mut stack = vec![expr];
-    let mut nodes = 0;
-    while let Some(expr) = stack.pop() {
-        nodes += 1;
-        if nodes > MAX_SIZE {
-            return false;
-        }
-        match expr.kind() {
-            ExprKind::Ref(_) => return false,
-            ExprKind::Seq(items) | ExprKind::Choice(items) => stack.extend(items),
-            ExprKind::Repeat { item, .. } => stack.push(item),
-            ExprKind::Empty | ExprKind::Bytes(_) | ExprKind::Class(_) => {}
-        }
-    }
-    nodes >= MIN_SIZE
+    expr.ref_count() == 0 && (MIN_SIZE..=MAX_SIZE).contains(&expr.size())
 }
 
 /// The minimal DFA of `choice`, unless it has more than [`MAX_STATES`] states or, spliced

@@ -12,8 +12,10 @@
 //! There is no expression for the empty language: operations that may produce it return
 //! `Option<Expr>`.
 //!
-//! Each node also records its tree's size ([`Expr::size`]), set by the constructors from its
-//! children's, so passes that budget growth read it in constant time.
+//! Each node also records its tree's size ([`Expr::size`]) and how many rule references it
+//! holds ([`Expr::ref_count`]), set by the constructors from its children's, so passes that
+//! budget growth read the size in constant time and walks over references skip the subtrees
+//! without one (most nodes of a grammar are terminal).
 
 use std::hash::{Hash, Hasher};
 
@@ -23,14 +25,16 @@ use crate::{ByteClass, IrError, RuleId};
 
 /// An expression over bytes and rule references. See the module docs for its invariants.
 ///
-/// Equality, order and hashing are the shape's ([`Expr::kind`]); the recorded size follows
-/// from the shape.
+/// Equality, order and hashing are the shape's ([`Expr::kind`]); the recorded size and
+/// reference count follow from the shape.
 #[derive(Clone, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(try_from = "ExprKind", into = "ExprKind")]
 pub struct Expr {
     kind: ExprKind,
     /// The number of nodes of the tree ([`Expr::size`]), saturating.
     size: u32,
+    /// The number of rule references in the tree ([`Expr::ref_count`]), saturating.
+    refs: u32,
 }
 
 impl PartialEq for Expr {
@@ -88,19 +92,30 @@ impl Expr {
 
     /// A node without children.
     fn leaf(kind: ExprKind) -> Expr {
-        Expr { kind, size: 1 }
+        let refs = u32::from(matches!(kind, ExprKind::Ref(_)));
+        Expr {
+            kind,
+            size: 1,
+            refs,
+        }
     }
 
     /// A node over `children`: its size is theirs plus one.
     fn node(kind: ExprKind) -> Expr {
-        let size = match &kind {
-            ExprKind::Seq(items) | ExprKind::Choice(items) => items
-                .iter()
-                .fold(1u32, |size, item| size.saturating_add(item.size)),
-            ExprKind::Repeat { item, .. } => item.size.saturating_add(1),
-            _ => 1,
+        let (size, refs) = match &kind {
+            ExprKind::Seq(items) | ExprKind::Choice(items) => {
+                items.iter().fold((1u32, 0u32), |(size, refs), item| {
+                    (
+                        size.saturating_add(item.size),
+                        refs.saturating_add(item.refs),
+                    )
+                })
+            }
+            ExprKind::Repeat { item, .. } => (item.size.saturating_add(1), item.refs),
+            ExprKind::Ref(_) => (1, 1),
+            _ => (1, 0),
         };
-        Expr { kind, size }
+        Expr { kind, size, refs }
     }
 
     /// A byte string; `Empty` for an empty one.
@@ -231,6 +246,9 @@ impl Expr {
 
     /// Calls `f` on every rule this expression references, in order, with repeats.
     pub fn for_each_ref(&self, f: &mut impl FnMut(RuleId)) {
+        if self.refs == 0 {
+            return;
+        }
         if let ExprKind::Ref(id) = self.kind {
             f(id);
         }
@@ -242,6 +260,9 @@ impl Expr {
     /// Replaces every rule reference `id` by `f(id)`, in place. The shape is unchanged, so the
     /// invariants still hold.
     pub fn rename_refs(&mut self, f: &mut impl FnMut(RuleId) -> RuleId) {
+        if self.refs == 0 {
+            return;
+        }
         match &mut self.kind {
             ExprKind::Ref(id) => *id = f(*id),
             ExprKind::Seq(items) | ExprKind::Choice(items) => {
@@ -258,6 +279,12 @@ impl Expr {
     /// time.
     pub fn size(&self) -> usize {
         self.size as usize
+    }
+
+    /// How many rule references this expression tree holds, with repeats (saturating at
+    /// `u32::MAX`), in constant time: `0` for a terminal expression.
+    pub fn ref_count(&self) -> usize {
+        self.refs as usize
     }
 
     /// The depth of this expression tree (a leaf has depth 1).
@@ -330,6 +357,9 @@ impl Expr {
     /// `f` returning `None` means the referenced rule's language is empty; the result is `None`
     /// when the whole expression's language becomes empty.
     pub fn map_refs(&self, f: &mut impl FnMut(RuleId) -> Option<Expr>) -> Option<Expr> {
+        if self.refs == 0 {
+            return Some(self.clone());
+        }
         Some(match &self.kind {
             ExprKind::Ref(id) => return f(*id),
             ExprKind::Empty | ExprKind::Bytes(_) | ExprKind::Class(_) => self.clone(),
@@ -409,9 +439,13 @@ mod tests {
     /// The recorded size is the node count, through every constructor's flattening and
     /// through deserialisation.
     #[test]
-    fn sizes_count_the_nodes() {
+    fn sizes_and_reference_counts_count_the_nodes() {
         fn counted(expr: &Expr) -> usize {
             1 + expr.children().iter().map(counted).sum::<usize>()
+        }
+        fn references(expr: &Expr) -> usize {
+            let own = usize::from(matches!(expr.kind(), ExprKind::Ref(_)));
+            own + expr.children().iter().map(references).sum::<usize>()
         }
         let r = |i| Expr::rule(RuleId::new(i).unwrap());
         let class = Expr::class(ByteClass::from_ranges([(b'a', b'z')])).unwrap();
@@ -439,9 +473,11 @@ mod tests {
         ];
         for expr in exprs {
             assert_eq!(expr.size(), counted(&expr), "{expr:?}");
+            assert_eq!(expr.ref_count(), references(&expr), "{expr:?}");
             let json = serde_json::to_string(&expr).unwrap();
             let read: Expr = serde_json::from_str(&json).unwrap();
             assert_eq!(read.size(), counted(&expr), "{json}");
+            assert_eq!(read.ref_count(), references(&expr), "{json}");
             assert_eq!(read, expr);
         }
     }

@@ -420,9 +420,7 @@ impl GrammarBuilder {
     /// A defined shared rule of this builder without references whose body and token limit
     /// are `rule`'s, when `rule` is shared and refers to no rule.
     fn equal_shared_rule(&self, rule: &Rule) -> Option<RuleId> {
-        let mut refers = false;
-        rule.body.for_each_ref(&mut |_| refers = true);
-        if !rule.shared || refers {
+        if !rule.shared || rule.body.ref_count() > 0 {
             return None;
         }
         (0..self.names.len())

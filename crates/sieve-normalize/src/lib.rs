@@ -384,9 +384,7 @@ pub fn check_stage(grammar: &Grammar, stage: Stage) -> Result<(), String> {
         }
     }
     for rule in grammar.rules().iter().filter(|r| r.max_tokens().is_some()) {
-        let mut refers = false;
-        rule.body().for_each_ref(&mut |_| refers = true);
-        if refers || !has_only_loop_repeats(rule.body()) {
+        if rule.body().ref_count() > 0 || !has_only_loop_repeats(rule.body()) {
             return Err(format!(
                 "rule `{}` has a token limit but is not one reference-free regular expression",
                 rule.name()

@@ -163,9 +163,7 @@ fn regular_body(
     config: &crate::Config,
 ) -> Result<Body, NormalizeError> {
     let own = grammar.rule(id).body();
-    let mut refers = false;
-    own.for_each_ref(&mut |_| refers = true);
-    if !refers && crate::has_only_loop_repeats(own) {
+    if own.ref_count() == 0 && crate::has_only_loop_repeats(own) {
         return Ok(match non_empty(own) {
             None => Body::Empty,
             Some(body) => Body::NonEmpty {

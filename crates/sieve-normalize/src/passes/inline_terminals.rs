@@ -72,17 +72,11 @@ pub fn inline_terminals(grammar: Grammar, config: &Config) -> Result<Grammar, No
             let body = draft.bodies[id].as_ref().expect("set above");
             inlinable[id] = id != root
                 && body_size <= MAX_INLINED_SIZE
-                && !refers_to_any_rule(body)
+                && body.ref_count() == 0
                 && !crate::limits::refers_to_region(body);
         }
     }
     draft.finish()
-}
-
-fn refers_to_any_rule(body: &Expr) -> bool {
-    let mut any = false;
-    body.for_each_ref(&mut |_| any = true);
-    any
 }
 
 fn refers_to(body: &Expr, rules: &[bool]) -> bool {
