@@ -1,5 +1,7 @@
 //! Grammars: a list of named rules and a root.
 
+use std::fmt::Write;
+
 use foldhash::HashMap;
 
 use serde::{Deserialize, Serialize};
@@ -274,9 +276,15 @@ impl FreshNames {
         if !taken(base) {
             return base.to_owned();
         }
-        let n = self.next_suffix.entry(base.to_owned()).or_insert(1);
+        let n = match self.next_suffix.get_mut(base) {
+            Some(n) => n,
+            None => self.next_suffix.entry(base.to_owned()).or_insert(1),
+        };
+        let mut name = String::with_capacity(base.len() + 4);
         loop {
-            let name = format!("{base}_{n}");
+            name.clear();
+            // Writing into a `String` cannot fail.
+            let _ = write!(name, "{base}_{n}");
             *n += 1;
             if !taken(&name) {
                 return name;
@@ -296,12 +304,26 @@ impl GrammarBuilder {
         if self.by_name.contains_key(name) {
             return Err(IrError::DuplicateRule(name.to_owned()));
         }
+        self.declare_untaken(name.to_owned())
+    }
+
+    /// Declares a rule named `name` if no rule has that name, else one with a fresh name
+    /// derived from it (as [`GrammarBuilder::fresh`]).
+    pub fn declare_or_fresh(&mut self, name: String) -> Result<RuleId, IrError> {
+        if self.by_name.contains_key(&name) {
+            return self.fresh(&name);
+        }
+        self.declare_untaken(name)
+    }
+
+    /// Declares a rule named `name`, which no rule has.
+    fn declare_untaken(&mut self, name: String) -> Result<RuleId, IrError> {
         let id = RuleId::new(self.names.len()).ok_or(IrError::TooManyRules)?;
-        self.names.push(name.to_owned());
+        self.names.push(name.clone());
         self.bodies.push(None);
         self.limits.push(None);
         self.shared.push(false);
-        self.by_name.insert(name.to_owned(), id);
+        self.by_name.insert(name, id);
         Ok(id)
     }
 
@@ -311,7 +333,7 @@ impl GrammarBuilder {
         let name = self
             .fresh_names
             .next(base, |name| by_name.contains_key(name));
-        self.declare(&name)
+        self.declare_untaken(name)
     }
 
     /// Sets (or replaces) the body of a declared rule.

@@ -628,10 +628,9 @@ impl Emitter<'_> {
 
     /// A new rule named `name`, or a fresh name from it when a rule has that one.
     fn named_rule(&mut self, name: &str) -> Result<RuleId, EmitError> {
-        match self.builder.declare(name) {
-            Ok(id) => Ok(id),
-            Err(_) => self.builder.fresh(name).map_err(limit_error),
-        }
+        self.builder
+            .declare_or_fresh(name.to_owned())
+            .map_err(limit_error)
     }
 
     /// One character of loop state `q`'s class.

@@ -424,10 +424,7 @@ impl<'a> Compiler<'a> {
         // Names carry the rule count (`schema_12`), as dumps show them; `fresh` only settles a
         // clash with a name made otherwise.
         let name = format!("{base}_{}", self.builder.len());
-        let id = match self.builder.lookup(&name) {
-            None => self.builder.declare(&name),
-            Some(_) => self.builder.fresh(&name),
-        };
+        let id = self.builder.declare_or_fresh(name);
         id.map_err(|e| Error::new(ErrorKind::Limit, ptr, "", e.to_string()))
     }
 

@@ -561,12 +561,8 @@ pub(crate) fn multiples(builder: &mut GrammarBuilder, p: &Multiples<'_>) -> Outc
     let base = builder.name(first).to_owned();
     let mut ids: Vec<RuleId> = vec![first];
     for q in 1..dfa.next.len() {
-        let id = match builder.declare(&format!("{base}_{q}")) {
-            Ok(id) => id,
-            Err(_) => match builder.fresh(&format!("{base}_{q}")) {
-                Ok(id) => id,
-                Err(_) => return Outcome::TooLarge,
-            },
+        let Ok(id) = builder.declare_or_fresh(format!("{base}_{q}")) else {
+            return Outcome::TooLarge;
         };
         ids.push(id);
     }
