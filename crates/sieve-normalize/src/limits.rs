@@ -436,9 +436,16 @@ fn holds_placeholder(expr: &Expr) -> bool {
     }
 }
 
-/// `expr` with every placeholder inside its byte strings replaced by `rule(index)`; leaves
-/// without one are moved over as they are.
+/// `expr` with every placeholder inside its byte strings replaced by `rule(index)`; subtrees
+/// without one are moved over as they are, not rebuilt.
 fn replace_placeholders(expr: Expr, rule: &mut impl FnMut(usize) -> RuleId) -> Expr {
+    let mut replace = |e: Expr| {
+        if holds_placeholder(&e) {
+            replace_placeholders(e, rule)
+        } else {
+            e
+        }
+    };
     match expr.kind() {
         ExprKind::Bytes(bytes) if bytes.contains(&0xFF) => {
             let mut parts = Vec::new();
@@ -464,14 +471,12 @@ fn replace_placeholders(expr: Expr, rule: &mut impl FnMut(usize) -> RuleId) -> E
         ExprKind::Seq(_) | ExprKind::Choice(_) | ExprKind::Repeat { .. } => {}
     }
     match expr.into_kind() {
-        ExprKind::Seq(items) => Expr::seq(items.into_iter().map(|e| replace_placeholders(e, rule))),
+        ExprKind::Seq(items) => Expr::seq(items.into_iter().map(replace)),
         ExprKind::Choice(items) => {
-            Expr::choice(items.into_iter().map(|e| replace_placeholders(e, rule)))
-                .expect("a choice has alternatives")
+            Expr::choice(items.into_iter().map(replace)).expect("a choice has alternatives")
         }
         ExprKind::Repeat { item, min, max } => {
-            Expr::repeat(replace_placeholders(*item, rule), min, max)
-                .expect("the bounds were valid")
+            Expr::repeat(replace(*item), min, max).expect("the bounds were valid")
         }
         _ => unreachable!("leaves were returned above"),
     }
