@@ -515,6 +515,12 @@ impl<'a> Lowerer<'a> {
     /// `begin content end` with the begin given (the whole begin, or its part after the
     /// trigger).
     fn tag(&mut self, tag: &Tag, begin: Expr) -> Result<Expr, Error> {
+        let (head, end) = self.tag_parts(tag, begin)?;
+        Ok(Expr::seq([head, end]))
+    }
+
+    /// A tag as its begin and content, and its end apart (see [`choice_of_tags`]).
+    fn tag_parts(&mut self, tag: &Tag, begin: Expr) -> Result<(Expr, Expr), Error> {
         let (end, inside) = match &tag.ends {
             Ends::Text(ends) => {
                 if is_unlimited(&tag.content)
@@ -540,7 +546,7 @@ impl<'a> Lowerer<'a> {
         let content = self.format(&tag.content);
         self.ends.pop();
         let content = content?;
-        Ok(Expr::seq([begin, Expr::rule(content), end]))
+        Ok((Expr::seq([begin, Expr::rule(content)]), end))
     }
 
     fn token_triggered_tags(
@@ -553,8 +559,8 @@ impl<'a> Lowerer<'a> {
         stop_after_first: bool,
     ) -> Result<RuleId, Error> {
         let trigger_ids = self.resolve_all(triggers, None)?;
-        let mut groups: Vec<Vec<Expr>> = vec![Vec::new(); triggers.len()];
-        let mut whole: Vec<Expr> = Vec::with_capacity(tags.len());
+        let mut groups: Vec<Vec<(Expr, Expr)>> = vec![Vec::new(); triggers.len()];
+        let mut whole: Vec<(Expr, Expr)> = Vec::with_capacity(tags.len());
         for tag in tags {
             let at = join(&tag.pointer, "begin");
             let Begin::Token(begin) = &tag.begin else {
@@ -580,17 +586,17 @@ impl<'a> Lowerer<'a> {
                     format!("the begin token {id} is two of the trigger tokens"),
                 ));
             }
-            groups[i].push(self.tag(tag, Expr::empty())?);
-            whole.push(self.tag(tag, token(id))?);
+            groups[i].push(self.tag_parts(tag, Expr::empty())?);
+            whole.push(self.tag_parts(tag, token(id))?);
         }
-        let first = Expr::choice(whole).expect("at least one tag");
+        let first = choice_of_tags(whole).expect("at least one tag");
         if at_least_one && stop_after_first {
             return self.rule("token_triggered_tags", first, p);
         }
         let mut alternatives = Vec::with_capacity(triggers.len());
         for (&id, group) in trigger_ids.iter().zip(groups) {
             // A trigger without tags dispatches to nothing: it is refused, as in XGrammar.
-            if let Some(group) = Expr::choice(group) {
+            if let Some(group) = choice_of_tags(group) {
                 let group = self.rule("token_triggered_tags_group", group, p)?;
                 alternatives.push(Expr::seq([token(id), Expr::rule(group)]));
             }
@@ -626,8 +632,8 @@ impl<'a> Lowerer<'a> {
         excludes: &[String],
     ) -> Result<RuleId, Error> {
         check_strings(triggers, &join(p, "triggers"), "a trigger")?;
-        let mut groups: Vec<Vec<Expr>> = vec![Vec::new(); triggers.len()];
-        let mut whole: Vec<Expr> = Vec::with_capacity(tags.len());
+        let mut groups: Vec<Vec<(Expr, Expr)>> = vec![Vec::new(); triggers.len()];
+        let mut whole: Vec<(Expr, Expr)> = Vec::with_capacity(tags.len());
         for tag in tags {
             let Begin::Text(begin) = &tag.begin else {
                 return Err(Error::new(
@@ -657,10 +663,10 @@ impl<'a> Lowerer<'a> {
                 ));
             }
             let rest = self.literal(&begin[trigger.len()..]);
-            groups[i].push(self.tag(tag, rest)?);
-            whole.push(self.tag(tag, self.literal(begin))?);
+            groups[i].push(self.tag_parts(tag, rest)?);
+            whole.push(self.tag_parts(tag, self.literal(begin))?);
         }
-        let first = Expr::choice(whole);
+        let first = choice_of_tags(whole);
         if at_least_one && stop_after_first {
             let Some(first) = first else {
                 return Err(Error::new(
@@ -673,7 +679,7 @@ impl<'a> Lowerer<'a> {
         }
         let mut dispatch_triggers = Vec::with_capacity(triggers.len());
         for (trigger, group) in triggers.iter().zip(groups) {
-            let rule = match Expr::choice(group) {
+            let rule = match choice_of_tags(group) {
                 Some(body) => Some(self.rule("triggered_tags_group", body, p)?),
                 None => None,
             };
@@ -806,6 +812,21 @@ fn is_excluding(format: &Format) -> bool {
         | Kind::TokenDispatch { excludes, .. } => !excludes.is_empty(),
         _ => false,
     }
+}
+
+/// The choice of the tags given as `(begin and content, end)` pairs, or `None` for no tag.
+/// When every tag has the same end (a model format's tool calls all close alike), it is
+/// written once after the choice: `(b₁ c₁ | b₂ c₂ | …) e`, the same language as
+/// `b₁ c₁ e | b₂ c₂ e | …`, whose automaton would carry a copy of `e` per tag until
+/// minimised (a hundred tools' ends are most of the states subset construction builds).
+fn choice_of_tags(tags: Vec<(Expr, Expr)>) -> Option<Expr> {
+    let shared_end = tags.len() > 1 && tags.windows(2).all(|pair| pair[0].1 == pair[1].1);
+    if shared_end {
+        let end = tags[0].1.clone();
+        let heads = Expr::choice(tags.into_iter().map(|(head, _)| head))?;
+        return Some(Expr::seq([heads, end]));
+    }
+    Expr::choice(tags.into_iter().map(|(head, end)| Expr::seq([head, end])))
 }
 
 /// The token terminal of token `id`.

@@ -283,6 +283,40 @@ fn embedded_schemas_keep_their_shared_rules() {
     }
 }
 
+/// Tags that all close with the same end have it written once after the choice of their
+/// begins and contents; tags with different ends keep their own. Either way the language is
+/// the tags' (an end of one tag never closes another's content).
+#[test]
+fn triggered_tags_share_a_common_end() {
+    let tags = |third_end: &str| {
+        json!({"type": "structural_tag", "format": {"type": "triggered_tags",
+        "triggers": ["<call"],
+        "tags": [
+            {"type": "tag", "begin": "<call a>", "content": {"type": "const_string", "value": "1"}, "end": "</call>"},
+            {"type": "tag", "begin": "<call b>", "content": {"type": "const_string", "value": "2"}, "end": "</call>"},
+            {"type": "tag", "begin": "<call c>", "content": {"type": "const_string", "value": "3"}, "end": third_end},
+        ]}})
+    };
+    let occurrences = |grammar: &Grammar, needle: &str| grammar.to_string().matches(needle).count();
+    let shared = compile(&tags("</call>"), &Options::default()).expect("compiles");
+    let apart = compile(&tags("</end>"), &Options::default()).expect("compiles");
+    assert_eq!(occurrences(&shared, r#""</call>""#), 1, "{shared}");
+    assert_eq!(occurrences(&apart, r#""</call>""#), 2, "{apart}");
+    assert_eq!(occurrences(&apart, r#""</end>""#), 1, "{apart}");
+    for (text, shared_verdict, apart_verdict) in [
+        ("x<call a>1</call>", true, true),
+        ("x<call b>2</call>y<call c>3</call>", true, false),
+        ("x<call b>2</call>y<call c>3</end>", false, true),
+        ("x<call c>3</call>", true, false),
+        ("x<call c>3</end>", false, true),
+        ("<call a>2</call>", false, false),
+        ("<call a>1</end>", false, false),
+    ] {
+        assert_eq!(accepts(&shared, text.as_bytes()), shared_verdict, "{text}");
+        assert_eq!(accepts(&apart, text.as_bytes()), apart_verdict, "{text}");
+    }
+}
+
 /// A nested `grammar` format gets the vocabulary too, so its token terminals resolve.
 #[test]
 fn nested_grammars_resolve_token_names() {
