@@ -390,13 +390,22 @@ fn regions(
 
 /// [`string_except`] with shared sub-rules: its string tails, and its rules of equal bodies
 /// (objects with properties of common prefixes leave their tries the same ways), are shared
-/// by every object of the compilation.
+/// by every object of the compilation; an object whose names an earlier one had gets that
+/// one's expression.
 fn except(c: &mut Compiler<'_>, names: &[&str], ptr: &str) -> Result<Expr, Error> {
+    let mut key: Vec<String> = names.iter().map(|&name| name.to_owned()).collect();
+    key.sort_unstable();
+    key.dedup();
+    if let Some(keys) = c.excepts.get(&key) {
+        return Ok(keys.clone());
+    }
     let escapes = c.layout.key_escapes;
-    string_except(names, escapes, &mut |e, sharing| match sharing {
+    let keys = string_except(names, escapes, &mut |e, sharing| match sharing {
         Sharing::Rule => c.share_distinct("key_chars", e, ptr),
         Sharing::Tail => c.shared_tail("key_tail", e, ptr),
-    })
+    })?;
+    c.excepts.insert(key, keys.clone());
+    Ok(keys)
 }
 
 /// The property-count bounds a body of `n` declared members tracks, and the cap: the largest

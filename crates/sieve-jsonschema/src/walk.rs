@@ -298,6 +298,10 @@ pub(crate) struct Compiler<'a> {
     shared_tails: HashMap<Expr, Expr>,
     /// The rules made so far by [`Compiler::share_distinct`], by body.
     distinct: HashMap<Expr, Expr>,
+    /// The keys of open objects made so far (a string that is none of the declared names),
+    /// by their declared names, sorted and without repeats: the language depends on the set
+    /// alone, and large schemas repeat an object's properties in many places.
+    pub(crate) excepts: HashMap<Vec<String>, Expr>,
     /// The values [`Compiler::at`] found, by pointer: the walk looks each schema location up
     /// several times, and a deep pointer is many steps from the document's root.
     located: RefCell<HashMap<String, &'a Value>>,
@@ -386,6 +390,7 @@ impl<'a> Compiler<'a> {
             leaves: HashMap::new(),
             shared_tails: HashMap::new(),
             distinct: HashMap::new(),
+            excepts: HashMap::new(),
             located: RefCell::new(HashMap::new()),
         }
     }

@@ -751,6 +751,24 @@ fn adversarial_inputs_end_in_bounded_time() {
     assert!(r.accepts(format!("[{}]", items.join(",")).as_bytes()));
     items[3] = r#"{"metadata":1}"#;
     assert!(!r.accepts(format!("[{}]", items.join(",")).as_bytes()));
+    // The key exclusion is made once per set of names (in any order); an object with other
+    // names gets its own: `b` is another key of the third object but a declared one of the
+    // first two.
+    let objects = json!({"type": "array", "prefixItems": [
+        {"properties": {"a": {"type": "string"}, "b": {"type": "integer"}}},
+        {"properties": {"b": {"type": "string"}, "a": {"type": "integer"}}},
+        {"properties": {"a": {"type": "string"}, "c": {"type": "integer"}}}
+    ], "items": false});
+    let r = Recognizer::new(&compile(&objects, &Options::default()).unwrap().grammar).unwrap();
+    for (text, verdict) in [
+        (r#"[{"a":"x","b":1},{"b":"x","a":1},{"a":"x","c":1}]"#, true),
+        (r#"[{"d":1},{"ab":"x"},{"b":"x"}]"#, true),
+        (r#"[{"b":"x"},{},{}]"#, false),
+        (r#"[{},{"a":"x"},{}]"#, false),
+        (r#"[{},{},{"c":"x"}]"#, false),
+    ] {
+        assert_eq!(r.accepts(text.as_bytes()), verdict, "{text}");
+    }
     // A very long property name (the key exclusion walks it character by character).
     let long = "k".repeat(50_000);
     compile(&json!({"properties": {long: {}}}), &Options::default()).unwrap();
