@@ -14,9 +14,10 @@
 //! - Both keep their working memory in a per-thread scratch between calls (one rule after
 //!   another); nothing in it carries over but capacity, and a call stopped at its limit
 //!   leaves nothing the next one reads.
-//! - [`minimize`] returns the minimal partial DFA of the same language (Hopcroft's partition
-//!   refinement, started from the accepting/non-accepting split with both blocks as
-//!   splitters, which is what makes it correct for partial transition functions).
+//! - [`minimize`] returns the minimal partial DFA of the same language: in linear time for an
+//!   acyclic DFA (`acyclic.rs`), else by Hopcroft's partition refinement, started from the
+//!   accepting/non-accepting split with both blocks as splitters, which is what makes it
+//!   correct for partial transition functions.
 
 use std::cell::RefCell;
 use std::hash::BuildHasher;
@@ -28,6 +29,10 @@ use sieve_ir::RuleId;
 
 use crate::fsm::Label;
 use crate::nfa::{Closure, Nfa};
+
+mod acyclic;
+
+use acyclic::{minimize_acyclic, Acyclic};
 
 /// A partial DFA over the symbols of one rule, stored flat: state `s`'s transitions are
 /// `edges[first[s]..first[s + 1]]`.
@@ -150,6 +155,8 @@ struct Scratch {
     symbols: Vec<u32>,
     /// [`minimize`]'s other working memory.
     refine: Refinement,
+    /// [`minimize`]'s for acyclic DFAs.
+    acyclic: Acyclic,
 }
 
 /// The working memory of one [`minimize`] call besides its symbol buckets: the incoming edges
@@ -188,6 +195,7 @@ impl Scratch {
             || self.refine.incoming.capacity() > KEPT_SCRATCH
             // The partition's other vectors and the work list grow with its elements.
             || self.refine.partition.elems.capacity() > KEPT_SCRATCH
+            || self.acyclic.is_large(KEPT_SCRATCH)
     }
 }
 
@@ -358,16 +366,33 @@ fn determinize_with(nfa: &Nfa, limit: usize, scratch: &mut Scratch) -> Option<Df
     Some(dfa)
 }
 
-/// The minimal DFA of `dfa`'s language (Hopcroft), started at state `0`.
+/// The minimal DFA of `dfa`'s language, started at state `0`: in linear time when `dfa` is
+/// acyclic, else by Hopcroft's refinement.
 pub(crate) fn minimize(dfa: &Dfa) -> Dfa {
     with_scratch(|scratch| {
-        minimize_with(
-            dfa,
-            &mut scratch.by_symbol,
-            &mut scratch.symbols,
-            &mut scratch.refine,
-        )
+        minimize_acyclic(dfa, &mut scratch.acyclic).unwrap_or_else(|| {
+            minimize_with(
+                dfa,
+                &mut scratch.by_symbol,
+                &mut scratch.symbols,
+                &mut scratch.refine,
+            )
+        })
     })
+}
+
+/// Both minimisations of `dfa`: the acyclic one (`None` for a cyclic DFA) and Hopcroft's.
+#[cfg(test)]
+pub(crate) fn minimize_both_ways(dfa: &Dfa) -> (Option<Dfa>, Dfa) {
+    let mut scratch = Scratch::default();
+    let acyclic = minimize_acyclic(dfa, &mut scratch.acyclic);
+    let refined = minimize_with(
+        dfa,
+        &mut scratch.by_symbol,
+        &mut scratch.symbols,
+        &mut scratch.refine,
+    );
+    (acyclic, refined)
 }
 
 fn minimize_with(

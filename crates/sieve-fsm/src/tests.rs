@@ -6,7 +6,7 @@ use proptest::prelude::*;
 use sieve_ir::{reference::Recognizer, ByteClass, Expr, Grammar, GrammarBuilder};
 
 use crate::canonical::{canonicalize, canonicalize_dfa};
-use crate::dfa::{determinize, minimize};
+use crate::dfa::{determinize, minimize, minimize_both_ways};
 use crate::hash::hash_combine;
 use crate::nfa::{remove_epsilons, thompson};
 use crate::{Builder, Config, Fsm};
@@ -73,6 +73,35 @@ proptest! {
             }
         }
         prop_assert!(fsms[0].state_count() <= fsms[1].state_count());
+    }
+}
+
+/// Whether `expr` holds a loop: `*` or `+` of something that matches a non-empty string.
+fn loops(expr: &Expr) -> bool {
+    fn scans(expr: &Expr) -> bool {
+        use sieve_ir::ExprKind::{Bytes, Class};
+        matches!(expr.kind(), Bytes(_) | Class(_)) || expr.children().iter().any(scans)
+    }
+    match expr.kind() {
+        sieve_ir::ExprKind::Repeat { item, max, .. } if *max != Some(1) && scans(item) => true,
+        _ => expr.children().iter().any(loops),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The linear-time minimisation of an acyclic DFA gives Hopcroft's automaton, and is
+    /// refused exactly for the DFAs of expressions with a loop.
+    #[test]
+    fn acyclic_minimisation_equals_refinement(body in expr()) {
+        let nfa = thompson(&body, "root", None).unwrap();
+        let dfa = determinize(&nfa, usize::MAX).unwrap();
+        let (acyclic, refined) = minimize_both_ways(&dfa);
+        prop_assert_eq!(acyclic.is_some(), !loops(&body), "{:?}", body);
+        if let Some(acyclic) = acyclic {
+            prop_assert_eq!(canonicalize_dfa(&acyclic), canonicalize_dfa(&refined), "{:?}", body);
+        }
     }
 }
 
