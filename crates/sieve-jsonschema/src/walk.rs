@@ -295,9 +295,9 @@ pub(crate) struct Compiler<'a> {
     /// still reported (or warned about) at every pointer.
     leaves: HashMap<LeafKey, Expr>,
     /// The shared rules made so far ([`Compiler::shared_tail`]), by body.
-    shared_tails: HashMap<Expr, Expr>,
+    shared_tails: HashMap<Hashed, Expr>,
     /// The rules made so far by [`Compiler::share_distinct`], by body.
-    distinct: HashMap<Expr, Expr>,
+    distinct: HashMap<Hashed, Expr>,
     /// The keys of open objects made so far (a string that is none of the declared names),
     /// by their declared names, sorted and without repeats: the language depends on the set
     /// alone, and large schemas repeat an object's properties in many places.
@@ -305,6 +305,28 @@ pub(crate) struct Compiler<'a> {
     /// The values [`Compiler::at`] found, by pointer: the walk looks each schema location up
     /// several times, and a deep pointer is many steps from the document's root.
     located: RefCell<HashMap<String, &'a Value>>,
+}
+
+/// An expression with its hash, computed once: a map keyed by bodies hashes each body when
+/// it is looked up, not again to insert it or when the map grows.
+#[derive(PartialEq, Eq)]
+struct Hashed {
+    hash: u64,
+    expr: Expr,
+}
+
+impl Hashed {
+    fn new(expr: Expr) -> Hashed {
+        use std::hash::BuildHasher;
+        let hash = foldhash::fast::FixedState::default().hash_one(&expr);
+        Hashed { hash, expr }
+    }
+}
+
+impl std::hash::Hash for Hashed {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
 }
 
 /// What a string or number schema's grammar depends on: its keywords' values. The pointer
@@ -462,10 +484,11 @@ impl<'a> Compiler<'a> {
         body: Expr,
         ptr: &str,
     ) -> Result<Expr, Error> {
+        let body = Hashed::new(body);
         if let Some(rule) = self.distinct.get(&body) {
             return Ok(rule.clone());
         }
-        let rule = self.share(base, body.clone(), ptr)?;
+        let rule = self.share(base, body.expr.clone(), ptr)?;
         self.distinct.insert(body, rule.clone());
         Ok(rule)
     }
@@ -474,11 +497,12 @@ impl<'a> Compiler<'a> {
     /// per distinct body in the whole compilation, which normalisation keeps as one automaton
     /// however many rules refer to it.
     pub(crate) fn shared_tail(&mut self, base: &str, body: Expr, ptr: &str) -> Result<Expr, Error> {
+        let body = Hashed::new(body);
         if let Some(rule) = self.shared_tails.get(&body) {
             return Ok(rule.clone());
         }
         let id = self.new_rule(base, ptr)?;
-        self.define(id, body.clone(), ptr)?;
+        self.define(id, body.expr.clone(), ptr)?;
         self.builder.share(id);
         let rule = Expr::rule(id);
         self.shared_tails.insert(body, rule.clone());
