@@ -101,6 +101,8 @@ pub struct EarleyGrammar {
     pub(crate) alphabet: std::sync::OnceLock<crate::alphabet::Alphabet>,
     /// The classification walk's rows, kept between classifications (see `classify.rs`).
     pub(crate) walk_tables: crate::classify::SharedTables,
+    /// The residual hashes found so far (see `residual.rs`).
+    pub(crate) residuals: crate::residual::ResidualMemo,
     /// Per rule, its name (for errors).
     pub(crate) rule_names: Vec<String>,
     /// The rules with a token limit (see `limits.rs`).
@@ -147,6 +149,7 @@ impl EarleyGrammar {
             rule_hash: fsms.rule_ids().map(|r| fsms.hash(r)).collect(),
             alphabet: std::sync::OnceLock::new(),
             walk_tables: crate::classify::SharedTables::default(),
+            residuals: crate::residual::ResidualMemo::default(),
             rule_names: fsms.rule_ids().map(|r| fsms.name(r).to_owned()).collect(),
             limits: crate::limits::Limits::default(),
         };
