@@ -901,6 +901,7 @@ const K_FLOAT: u64 = 0x6636_3421;
 const K_STRING: u64 = 0x7374_7221;
 const K_ARRAY: u64 = 0x6172_7221;
 const K_OBJECT: u64 = 0x6f62_6a21;
+const K_MEMBER: u64 = 0x6d65_6d62_6572_2131;
 
 impl FormatKey {
     /// The key of `value`: a Merkle hash, each array item and object member folded in by its
@@ -936,12 +937,18 @@ impl FormatKey {
             }
             Value::Object(map) => {
                 key.fold(K_OBJECT ^ ((map.len() as u64) << 32));
-                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                for (name, member) in entries {
-                    key.fold_str(name);
-                    key.fold_key(FormatKey::of(member, known));
+                // The members in any order: the sum of each member's own key (names are
+                // unique, so this is a hash of the set), with no sorting.
+                let mut sum = [0u64; 2];
+                for (name, member) in map {
+                    let mut entry = FormatKey([K_MEMBER, !K_MEMBER]);
+                    entry.fold_str(name);
+                    entry.fold_key(FormatKey::of(member, known));
+                    sum[0] = sum[0].wrapping_add(entry.0[0]);
+                    sum[1] = sum[1].wrapping_add(entry.0[1]);
                 }
+                key.fold(sum[0]);
+                key.fold(sum[1]);
             }
         }
         key
