@@ -1088,8 +1088,20 @@ fn hex_digit_any_case(value: u8) -> Expr {
     Expr::class(class).expect("not empty")
 }
 
-/// One character of string content, any spelling allowed by `escapes`.
+/// One character of string content, any spelling allowed by `escapes`: built once per
+/// process (some forty nodes, asked for by every string), then copied.
 pub(crate) fn any_char(escapes: Escapes) -> Expr {
+    static BUILT: [std::sync::OnceLock<Expr>; 2] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    let slot = match escapes {
+        Escapes::Any => &BUILT[0],
+        Escapes::Canonical => &BUILT[1],
+    };
+    slot.get_or_init(|| build_any_char(escapes)).clone()
+}
+
+/// [`any_char`] written out.
+fn build_any_char(escapes: Escapes) -> Expr {
     let c = |ranges: &[(u8, u8)]| {
         Expr::class(ByteClass::from_ranges(ranges.iter().copied())).expect("not empty")
     };
