@@ -1014,30 +1014,55 @@ fn surrogate_pieces(lo: u32, hi: u32) -> Vec<((u32, u32), (u32, u32))> {
 /// Every spelling, under `escapes`, of the JSON string whose value is `value` (quotes
 /// included).
 pub(crate) fn string_literal(value: &str, escapes: Escapes) -> Expr {
-    let mut items = vec![Expr::bytes(*b"\"")];
-    for c in value.chars() {
-        items.push(match escapes {
-            Escapes::Canonical => Expr::bytes(canonical(c)),
-            Escapes::Any => spellings(c),
-        });
+    match escapes {
+        // One spelling: the whole literal is one byte string, so the passes and the automata
+        // read one node instead of one per character.
+        Escapes::Canonical => {
+            let mut text = Vec::with_capacity(value.len() + 2);
+            text.push(b'"');
+            for c in value.chars() {
+                push_canonical(c, &mut text);
+            }
+            text.push(b'"');
+            Expr::bytes(text)
+        }
+        Escapes::Any => {
+            let mut items = Vec::with_capacity(value.chars().count() + 2);
+            items.push(Expr::bytes(*b"\""));
+            items.extend(value.chars().map(spellings));
+            items.push(Expr::bytes(*b"\""));
+            Expr::seq(items)
+        }
     }
-    items.push(Expr::bytes(*b"\""));
-    Expr::seq(items)
 }
 
 /// The one spelling of `c` under [`Escapes::Canonical`].
 pub(crate) fn canonical(c: char) -> Vec<u8> {
-    match c {
-        '"' => b"\\\"".to_vec(),
-        '\\' => b"\\\\".to_vec(),
-        '\u{8}' => b"\\b".to_vec(),
-        '\u{c}' => b"\\f".to_vec(),
-        '\n' => b"\\n".to_vec(),
-        '\r' => b"\\r".to_vec(),
-        '\t' => b"\\t".to_vec(),
-        c if (c as u32) < 0x20 => format!("\\u{:04x}", c as u32).into_bytes(),
-        c => c.to_string().into_bytes(),
-    }
+    let mut text = Vec::with_capacity(6);
+    push_canonical(c, &mut text);
+    text
+}
+
+/// Appends the one spelling of `c` under [`Escapes::Canonical`] to `out`.
+fn push_canonical(c: char, out: &mut Vec<u8>) {
+    let short = match c {
+        '"' => b'"',
+        '\\' => b'\\',
+        '\u{8}' => b'b',
+        '\u{c}' => b'f',
+        '\n' => b'n',
+        '\r' => b'r',
+        '\t' => b't',
+        c if (c as u32) < 0x20 => {
+            out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes());
+            return;
+        }
+        c => {
+            out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+            return;
+        }
+    };
+    out.extend_from_slice(&[b'\\', short]);
 }
 
 /// Every spelling of `c` under [`Escapes::Any`]: raw (when allowed), its short escape, `\/`
@@ -2063,6 +2088,12 @@ mod tests {
             let any = recognizer(|_| Ok(string_literal(&value, Escapes::Any)));
             let canonical = recognizer(|_| Ok(string_literal(&value, Escapes::Canonical)));
             let compact = serde_json::to_string(&value).unwrap();
+            // The one spelling is one byte string: serde_json's, which writes each character
+            // its shortest way too.
+            assert_eq!(
+                string_literal(&value, Escapes::Canonical),
+                Expr::bytes(compact.as_bytes())
+            );
             assert!(any.accepts(compact.as_bytes()), "{compact}");
             assert!(canonical.accepts(compact.as_bytes()), "{compact}");
             let spelled = any_spelling(&value, &mut rng);
