@@ -541,6 +541,12 @@ fn schema_order(
             next.push(if allowed { after.clone() } else { None });
         }
     }
+    // The counts a prefix can have before member i: at most i, at least the required members
+    // before it (both capped), so no rule is built for a count no object reaches.
+    let mut least = vec![0usize; n + 1];
+    for (i, member) in members.iter().enumerate() {
+        least[i + 1] = (least[i] + usize::from(member.required)).min(cap);
+    }
     for (i, member) in members.into_iter().enumerate().rev() {
         let pair = c.layout.member(member.key, member.value);
         let pair = c.share("member", pair, ptr)?;
@@ -550,7 +556,7 @@ fn schema_order(
                 continue;
             }
             let taken = tracking.with(mask, i);
-            for count in 0..=cap {
+            for count in least[i]..=i.min(cap) {
                 let mut alternatives = Vec::new();
                 if hi.is_none_or(|h| count < h) {
                     if let Some(after) = &next[index(taken, (count + 1).min(cap))] {
