@@ -361,6 +361,14 @@ impl GrammarBuilder {
         self.shared[id.index()] = true;
     }
 
+    /// Whether a declared rule is marked shared ([`GrammarBuilder::share`]).
+    ///
+    /// # Panics
+    /// When `id` was not declared by this builder.
+    pub fn is_shared(&self, id: RuleId) -> bool {
+        self.shared[id.index()]
+    }
+
     /// Copies every rule of `grammar` in, under fresh names derived from `{base}_{name}`, with
     /// its marks ([`Rule::max_tokens`], [`Rule::is_shared`]) and its references renamed to the
     /// copies; returns the copy of `grammar`'s root. For front-ends that embed a grammar

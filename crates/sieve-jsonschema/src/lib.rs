@@ -279,14 +279,23 @@ pub fn compile(schema: &serde_json::Value, options: &Options) -> Result<Compiled
             "no JSON value meets this schema",
         ));
     };
-    let root = compiler.new_rule("root", "")?;
     let text = if options.outer_whitespace {
         let gap = compiler.layout.gap.clone();
         Expr::seq([gap.clone(), value, gap])
     } else {
         value
     };
-    compiler.define(root, text, "")?;
+    let root = match text.kind() {
+        // The value's rule is the root when nothing surrounds it (JSON embedded in a larger
+        // grammar, or compact), rather than a rule that only renames it; a shared rule is set
+        // apart by normalisation, so it is never the root.
+        ExprKind::Ref(rule) if !compiler.builder.is_shared(*rule) => *rule,
+        _ => {
+            let root = compiler.new_rule("root", "")?;
+            compiler.define(root, text, "")?;
+            root
+        }
+    };
     let warnings = std::mem::take(&mut compiler.warnings);
     let grammar = compiler.builder.build(root).map_err(|e| {
         Error::new(

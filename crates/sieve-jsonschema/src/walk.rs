@@ -30,7 +30,7 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value};
 use sieve_ir::reference::Recognizer;
-use sieve_ir::{Expr, GrammarBuilder, RuleId};
+use sieve_ir::{Expr, ExprKind, GrammarBuilder, RuleId};
 
 use crate::keyword::get_keyword;
 use crate::layout::Layout;
@@ -281,7 +281,8 @@ pub(crate) struct Compiler<'a> {
     pub draft: Draft,
     refs: Rc<Refs>,
     pub builder: GrammarBuilder,
-    cache: HashMap<(Vec<Elem>, Types), Option<RuleId>>,
+    /// The grammar of each schema set compiled or being compiled (see [`Built`]).
+    cache: HashMap<(Vec<Elem>, Types), Built>,
     pub warnings: Vec<Warning>,
     warned: HashSet<(String, String)>,
     /// Fuel spent so far.
@@ -305,6 +306,16 @@ pub(crate) struct Compiler<'a> {
     /// The values [`Compiler::at`] found, by pointer: the walk looks each schema location up
     /// several times, and a deep pointer is many steps from the document's root.
     located: RefCell<HashMap<String, &'a Value>>,
+}
+
+/// Where [`Compiler::compile_set`] stands with a schema set.
+#[derive(Clone, Copy)]
+enum Built {
+    /// Its grammar is this rule, or `None`: no instance meets the set.
+    Done(Option<RuleId>),
+    /// Its grammar is being built; a reference reached it from inside (a recursive `$ref`)
+    /// when this holds the rule declared for it, which the set's grammar then defines.
+    Building(Option<RuleId>),
 }
 
 /// An expression with its hash, computed once: a map keyed by bodies hashes each body when
@@ -725,24 +736,47 @@ impl<'a> Compiler<'a> {
             return self.any_value().map(Some);
         }
         let key = (flat, only);
-        if let Some(cached) = self.cache.get(&key) {
-            return Ok(cached.map(Expr::rule));
+        match self.cache.get(&key) {
+            Some(Built::Done(rule)) => return Ok(rule.map(Expr::rule)),
+            Some(Built::Building(Some(id))) => return Ok(Some(Expr::rule(*id))),
+            Some(Built::Building(None)) => {
+                // A reference from inside the set's own grammar: the set needs its rule now.
+                let id = self.new_rule("schema", &ptr)?;
+                self.cache.insert(key, Built::Building(Some(id)));
+                return Ok(Some(Expr::rule(id)));
+            }
+            None => {}
         }
-        let id = self.new_rule("schema", &ptr)?;
-        self.cache.insert(key.clone(), Some(id));
-        match self.compile_flat(&key.0, only, depth)? {
-            Some(body) => {
+        self.cache.insert(key.clone(), Built::Building(None));
+        let body = self.compile_flat(&key.0, only, depth)?;
+        let declared = match self.cache.get(&key) {
+            Some(Built::Building(id)) => *id,
+            _ => None,
+        };
+        let rule = match (body, declared) {
+            (Some(body), Some(id)) => {
                 self.define(id, body, &ptr)?;
-                Ok(Some(Expr::rule(id)))
+                Some(id)
             }
-            None => {
+            (Some(body), None) => match body.kind() {
+                // Already one rule (a shared string or number): no rule that only renames it.
+                ExprKind::Ref(rule) => Some(*rule),
+                _ => {
+                    let id = self.new_rule("schema", &ptr)?;
+                    self.define(id, body, &ptr)?;
+                    Some(id)
+                }
+            },
+            (None, Some(id)) => {
                 // The empty language: a rule that only derives itself (no sentence), for
-                // any reference already made to it while it was being built.
+                // the references made to it while it was being built.
                 self.define(id, Expr::rule(id), &ptr)?;
-                self.cache.insert(key, None);
-                Ok(None)
+                None
             }
-        }
+            (None, None) => None,
+        };
+        self.cache.insert(key, Built::Done(rule));
+        Ok(rule.map(Expr::rule))
     }
 
     /// Whether the schema at `ptr` has no constraining keyword.

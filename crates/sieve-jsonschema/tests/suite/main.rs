@@ -630,6 +630,98 @@ fn whitespace_is_one_shared_rule() {
     assert_eq!(compact.grammar.shared_rules().count(), 0);
 }
 
+/// The rules of `grammar` that no path from the root reaches, and those whose body is only a
+/// reference to another rule, by name.
+fn unreachable_and_renaming_rules(grammar: &sieve_ir::Grammar) -> (Vec<String>, Vec<String>) {
+    let references = grammar.references();
+    let mut reached = vec![false; grammar.rules().len()];
+    let mut stack = vec![grammar.root()];
+    reached[grammar.root().index()] = true;
+    while let Some(id) = stack.pop() {
+        for &callee in &references[id.index()] {
+            if !std::mem::replace(&mut reached[callee.index()], true) {
+                stack.push(callee);
+            }
+        }
+    }
+    let unreachable = grammar
+        .rule_ids()
+        .filter(|id| !reached[id.index()])
+        .map(|id| grammar.rule(id).name().to_owned())
+        .collect();
+    let renaming = grammar
+        .rule_ids()
+        .filter(|&id| {
+            matches!(grammar.rule(id).body().kind(), sieve_ir::ExprKind::Ref(callee) if *callee != id)
+        })
+        .map(|id| grammar.rule(id).name().to_owned())
+        .collect();
+    (unreachable, renaming)
+}
+
+#[test]
+fn objects_build_only_the_rules_they_reach() {
+    // Optional and required members in every arrangement, leaf schemas shared between
+    // members, a nested object and a recursive reference: the member chain builds a rule only
+    // for the member counts a prefix can have, and a schema that is one shared leaf rule is
+    // referred to directly, not through a rule that renames it.
+    let schemas = [
+        json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+        json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}},
+               "required": ["a", "b"], "additionalProperties": false}),
+        json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"},
+               "c": {"type": "number"}}, "required": ["b"], "additionalProperties": false}),
+        json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+               "required": ["b"], "minProperties": 2, "additionalProperties": {"type": "boolean"}}),
+        json!({"type": "object", "properties": {
+            "inner": {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]},
+            "next": {"$ref": "#"}}}),
+        json!({"type": "string", "maxLength": 3}),
+    ];
+    let embedded = Options {
+        outer_whitespace: false,
+        ..Options::default()
+    };
+    for schema in &schemas {
+        for options in [&Options::default(), &embedded] {
+            let compiled = compile(schema, options).unwrap_or_else(|e| panic!("{schema}: {e}"));
+            let (unreachable, renaming) = unreachable_and_renaming_rules(&compiled.grammar);
+            assert!(
+                unreachable.is_empty(),
+                "{schema}: unreachable rules {unreachable:?}\n{}",
+                compiled.grammar
+            );
+            assert!(
+                renaming.is_empty(),
+                "{schema}: rules that only rename another {renaming:?}\n{}",
+                compiled.grammar
+            );
+        }
+    }
+    check(
+        schemas[3].clone(),
+        &[
+            json!({"a": "x", "b": "y"}),
+            json!({"b": "y", "z": true}),
+            json!({"a": "", "b": "", "q": false}),
+        ],
+        &[
+            json!({"b": "y"}),
+            json!({"a": "x"}),
+            json!({"b": "y", "z": 1}),
+        ],
+    );
+    check(
+        schemas[2].clone(),
+        &[
+            json!({"b": ""}),
+            json!({"a": "", "b": "", "c": 1}),
+            json!({"b": "", "c": 2.5}),
+        ],
+        &[json!({}), json!({"a": ""}), json!({"b": 1})],
+    );
+}
+
 #[test]
 fn lenient_mode_warns_and_drops() {
     let options = Options {
