@@ -23,8 +23,8 @@
 //! Equal formats (same canonical JSON, same enclosing end strings) are compiled once.
 
 use foldhash::HashMap;
-use sieve_ir::token::{TokenError, TokenItem, TokenSet};
-use sieve_ir::{Expr, Grammar, GrammarBuilder, RuleId};
+use sieve_ir::token::{TokenError, TokenItem, TokenSet, TOKEN_MARKER};
+use sieve_ir::{Expr, ExprKind, Grammar, GrammarBuilder, RuleId};
 
 use crate::dispatch::{self, FreeText};
 use crate::error::{join, Error, ErrorKind};
@@ -47,6 +47,9 @@ pub(crate) struct Lowerer<'a> {
     builder: GrammarBuilder,
     options: &'a Options,
     cache: HashMap<(FormatKey, Option<End>), RuleId>,
+    /// The shared rules of tags' common begin endings, by their bytes (see
+    /// [`Lowerer::choice_of_tags`]).
+    begin_endings: HashMap<Vec<u8>, RuleId>,
     /// The ends of the enclosing tags, innermost last.
     ends: Vec<End>,
 }
@@ -57,6 +60,7 @@ impl<'a> Lowerer<'a> {
             builder: GrammarBuilder::new(),
             options,
             cache: HashMap::default(),
+            begin_endings: HashMap::default(),
             ends: Vec::new(),
         }
     }
@@ -515,12 +519,16 @@ impl<'a> Lowerer<'a> {
     /// `begin content end` with the begin given (the whole begin, or its part after the
     /// trigger).
     fn tag(&mut self, tag: &Tag, begin: Expr) -> Result<Expr, Error> {
-        let (head, end) = self.tag_parts(tag, begin)?;
-        Ok(Expr::seq([head, end]))
+        let parts = self.tag_parts(tag, begin)?;
+        Ok(Expr::seq([
+            parts.begin,
+            Expr::rule(parts.content),
+            parts.end,
+        ]))
     }
 
-    /// A tag as its begin and content, and its end apart (see [`choice_of_tags`]).
-    fn tag_parts(&mut self, tag: &Tag, begin: Expr) -> Result<(Expr, Expr), Error> {
+    /// A tag's begin, content and end apart (see [`Lowerer::choice_of_tags`]).
+    fn tag_parts(&mut self, tag: &Tag, begin: Expr) -> Result<TagParts, Error> {
         let (end, inside) = match &tag.ends {
             Ends::Text(ends) => {
                 if is_unlimited(&tag.content)
@@ -545,8 +553,57 @@ impl<'a> Lowerer<'a> {
         self.ends.push(inside);
         let content = self.format(&tag.content);
         self.ends.pop();
-        let content = content?;
-        Ok((Expr::seq([begin, Expr::rule(content)]), end))
+        Ok(TagParts {
+            begin,
+            content: content?,
+            end,
+        })
+    }
+
+    /// The choice of `tags`, or `None` for no tag. When every tag has the same end (a model
+    /// format's tool calls all close alike), it is written once after the choice:
+    /// `(b₁ c₁ | b₂ c₂ | …) e`, the same language as `b₁ c₁ e | b₂ c₂ e | …`, whose automaton
+    /// would carry a copy of `e` per tag until minimised (a hundred tools' ends are most of
+    /// the states subset construction builds). Likewise, when the begins are strings that end
+    /// alike (`…"name": "NAME", "arguments": `), that ending is one shared rule every tag
+    /// refers to: a different content follows each begin, so in the tags' automaton the
+    /// ending could never merge, and would be a chain of states per tag.
+    fn choice_of_tags(&mut self, mut tags: Vec<TagParts>, p: &str) -> Result<Option<Expr>, Error> {
+        if let Some(ending) = common_ending(&tags) {
+            let rule = match self.begin_endings.get(&ending) {
+                Some(&rule) => rule,
+                None => {
+                    let rule = self.rule("tag_begin_end", Expr::bytes(&ending[..]), p)?;
+                    self.builder.share(rule);
+                    self.begin_endings.insert(ending.clone(), rule);
+                    rule
+                }
+            };
+            for tag in &mut tags {
+                let ExprKind::Bytes(begin) = tag.begin.kind() else {
+                    unreachable!("common_ending reads only byte-string begins");
+                };
+                let start = &begin[..begin.len() - ending.len()];
+                tag.begin = if start.is_empty() {
+                    Expr::rule(rule)
+                } else {
+                    Expr::seq([Expr::bytes(start), Expr::rule(rule)])
+                };
+            }
+        }
+        let shared_end = tags.len() > 1 && tags.windows(2).all(|pair| pair[0].end == pair[1].end);
+        let head = |tag: TagParts| Expr::seq([tag.begin, Expr::rule(tag.content)]);
+        if shared_end {
+            let end = tags[0].end.clone();
+            let Some(heads) = Expr::choice(tags.into_iter().map(head)) else {
+                return Ok(None);
+            };
+            return Ok(Some(Expr::seq([heads, end])));
+        }
+        Ok(Expr::choice(tags.into_iter().map(|tag| {
+            let end = tag.end.clone();
+            Expr::seq([head(tag), end])
+        })))
     }
 
     fn token_triggered_tags(
@@ -559,8 +616,8 @@ impl<'a> Lowerer<'a> {
         stop_after_first: bool,
     ) -> Result<RuleId, Error> {
         let trigger_ids = self.resolve_all(triggers, None)?;
-        let mut groups: Vec<Vec<(Expr, Expr)>> = vec![Vec::new(); triggers.len()];
-        let mut whole: Vec<(Expr, Expr)> = Vec::with_capacity(tags.len());
+        let mut groups: Vec<Vec<TagParts>> = (0..triggers.len()).map(|_| Vec::new()).collect();
+        let mut whole: Vec<TagParts> = Vec::new();
         for tag in tags {
             let at = join(&tag.pointer, "begin");
             let Begin::Token(begin) = &tag.begin else {
@@ -587,16 +644,22 @@ impl<'a> Lowerer<'a> {
                 ));
             }
             groups[i].push(self.tag_parts(tag, Expr::empty())?);
-            whole.push(self.tag_parts(tag, token(id))?);
+            if at_least_one {
+                whole.push(self.tag_parts(tag, token(id))?);
+            }
         }
-        let first = choice_of_tags(whole).expect("at least one tag");
-        if at_least_one && stop_after_first {
-            return self.rule("token_triggered_tags", first, p);
+        // The tags with their whole begins, for the first call when one is required.
+        let first = match at_least_one {
+            true => Some(self.choice_of_tags(whole, p)?.expect("at least one tag")),
+            false => None,
+        };
+        if let (true, Some(first)) = (stop_after_first, &first) {
+            return self.rule("token_triggered_tags", first.clone(), p);
         }
         let mut alternatives = Vec::with_capacity(triggers.len());
         for (&id, group) in trigger_ids.iter().zip(groups) {
             // A trigger without tags dispatches to nothing: it is refused, as in XGrammar.
-            if let Some(group) = choice_of_tags(group) {
+            if let Some(group) = self.choice_of_tags(group, p)? {
                 let group = self.rule("token_triggered_tags_group", group, p)?;
                 alternatives.push(Expr::seq([token(id), Expr::rule(group)]));
             }
@@ -611,9 +674,9 @@ impl<'a> Lowerer<'a> {
             !stop_after_first,
             p,
         )?;
-        if !at_least_one {
+        let Some(first) = first else {
             return Ok(dispatch);
-        }
+        };
         let first = self.rule("token_triggered_tags_first", first, p)?;
         self.rule(
             "token_triggered_tags",
@@ -632,8 +695,8 @@ impl<'a> Lowerer<'a> {
         excludes: &[String],
     ) -> Result<RuleId, Error> {
         check_strings(triggers, &join(p, "triggers"), "a trigger")?;
-        let mut groups: Vec<Vec<(Expr, Expr)>> = vec![Vec::new(); triggers.len()];
-        let mut whole: Vec<(Expr, Expr)> = Vec::with_capacity(tags.len());
+        let mut groups: Vec<Vec<TagParts>> = (0..triggers.len()).map(|_| Vec::new()).collect();
+        let mut whole: Vec<TagParts> = Vec::new();
         for tag in tags {
             let Begin::Text(begin) = &tag.begin else {
                 return Err(Error::new(
@@ -664,9 +727,12 @@ impl<'a> Lowerer<'a> {
             }
             let rest = self.literal(&begin[trigger.len()..]);
             groups[i].push(self.tag_parts(tag, rest)?);
-            whole.push(self.tag_parts(tag, self.literal(begin))?);
+            if at_least_one {
+                whole.push(self.tag_parts(tag, self.literal(begin))?);
+            }
         }
-        let first = choice_of_tags(whole);
+        // The tags with their whole begins, for the first call when one is required.
+        let first = self.choice_of_tags(whole, p)?;
         if at_least_one && stop_after_first {
             let Some(first) = first else {
                 return Err(Error::new(
@@ -679,7 +745,7 @@ impl<'a> Lowerer<'a> {
         }
         let mut dispatch_triggers = Vec::with_capacity(triggers.len());
         for (trigger, group) in triggers.iter().zip(groups) {
-            let rule = match choice_of_tags(group) {
+            let rule = match self.choice_of_tags(group, p)? {
                 Some(body) => Some(self.rule("triggered_tags_group", body, p)?),
                 None => None,
             };
@@ -814,19 +880,44 @@ fn is_excluding(format: &Format) -> bool {
     }
 }
 
-/// The choice of the tags given as `(begin and content, end)` pairs, or `None` for no tag.
-/// When every tag has the same end (a model format's tool calls all close alike), it is
-/// written once after the choice: `(b₁ c₁ | b₂ c₂ | …) e`, the same language as
-/// `b₁ c₁ e | b₂ c₂ e | …`, whose automaton would carry a copy of `e` per tag until
-/// minimised (a hundred tools' ends are most of the states subset construction builds).
-fn choice_of_tags(tags: Vec<(Expr, Expr)>) -> Option<Expr> {
-    let shared_end = tags.len() > 1 && tags.windows(2).all(|pair| pair[0].1 == pair[1].1);
-    if shared_end {
-        let end = tags[0].1.clone();
-        let heads = Expr::choice(tags.into_iter().map(|(head, _)| head))?;
-        return Some(Expr::seq([heads, end]));
+/// A tag apart: its begin, its content's rule and its end.
+struct TagParts {
+    begin: Expr,
+    content: RuleId,
+    end: Expr,
+}
+
+/// The shortest ending worth a rule of its own in [`Lowerer::choice_of_tags`]: a rule costs a
+/// prediction at run time, a few bytes of chain do not.
+const MIN_COMMON_ENDING: usize = 4;
+
+/// The longest ending that every tag's begin has, when there are several tags, every begin is
+/// a plain byte string (no token terminal) and the ending is at least [`MIN_COMMON_ENDING`]
+/// bytes.
+fn common_ending(tags: &[TagParts]) -> Option<Vec<u8>> {
+    if tags.len() < 2 {
+        return None;
     }
-    Expr::choice(tags.into_iter().map(|(head, end)| Expr::seq([head, end])))
+    let mut begins = Vec::with_capacity(tags.len());
+    for tag in tags {
+        match tag.begin.kind() {
+            ExprKind::Bytes(bytes) if !bytes.contains(&TOKEN_MARKER) => {
+                begins.push(&bytes[..]);
+            }
+            _ => return None,
+        }
+    }
+    let first = begins[0];
+    let len = begins[1..].iter().fold(first.len(), |len, begin| {
+        first
+            .iter()
+            .rev()
+            .zip(begin.iter().rev())
+            .take(len)
+            .take_while(|(a, b)| a == b)
+            .count()
+    });
+    (len >= MIN_COMMON_ENDING).then(|| first[first.len() - len..].to_vec())
 }
 
 /// The token terminal of token `id`.

@@ -317,6 +317,63 @@ fn triggered_tags_share_a_common_end() {
     }
 }
 
+/// Tags whose begins end alike (`"name": "NAME", "arguments": `) refer to that ending as one
+/// shared rule, with each begin's start before it; begins without a long enough common
+/// ending keep their whole strings. The language is the tags' either way, `at_least_one`'s
+/// first call included.
+#[test]
+fn triggered_tags_share_a_common_begin_ending() {
+    let tags = |second: &str, at_least_one: bool| {
+        json!({"type": "structural_tag", "format": {"type": "triggered_tags",
+        "triggers": ["<call"], "at_least_one": at_least_one,
+        "tags": [
+            {"type": "tag", "begin": "<call>{\"name\": \"add\", \"args\": ", "content": {"type": "const_string", "value": "1"}, "end": "}"},
+            {"type": "tag", "begin": second, "content": {"type": "const_string", "value": "2"}, "end": "}"},
+        ]}})
+    };
+    let shared_rule = |grammar: &Grammar| {
+        grammar
+            .shared_rules()
+            .map(|id| grammar.rule(id).body().clone())
+            .collect::<Vec<_>>()
+    };
+    for at_least_one in [false, true] {
+        let alike = compile(
+            &tags("<call>{\"name\": \"sub\", \"args\": ", at_least_one),
+            &Options::default(),
+        )
+        .expect("compiles");
+        assert_eq!(
+            shared_rule(&alike),
+            [sieve_ir::Expr::bytes(*br#"", "args": "#)],
+            "{alike}"
+        );
+        let unlike = compile(
+            &tags("<call>{\"name\": \"sub\"}, ", at_least_one),
+            &Options::default(),
+        )
+        .expect("compiles");
+        assert!(shared_rule(&unlike).is_empty(), "{unlike}");
+        for (text, verdict) in [
+            ("<call>{\"name\": \"add\", \"args\": 1}", true),
+            ("x<call>{\"name\": \"sub\", \"args\": 2}y", !at_least_one),
+            ("<call>{\"name\": \"sub\", \"args\": 2}y", true),
+            ("<call>{\"name\": \"add\", \"args\": 2}", false),
+            ("<call>{\"name\": \"sub\", \"args\": 1}", false),
+            ("<call>{\"name\": \"add\", \"args\" 1}", false),
+            ("no call", !at_least_one),
+        ] {
+            assert_eq!(
+                accepts(&alike, text.as_bytes()),
+                verdict,
+                "{text} ({at_least_one})"
+            );
+        }
+        assert!(accepts(&unlike, b"<call>{\"name\": \"sub\"}, 2}"));
+        assert!(!accepts(&unlike, b"<call>{\"name\": \"sub\", \"args\": 2}"));
+    }
+}
+
 /// A nested `grammar` format gets the vocabulary too, so its token terminals resolve.
 #[test]
 fn nested_grammars_resolve_token_names() {
